@@ -1,0 +1,11 @@
+/** Permissions the API checks, as the spec names them. */
+export const PERMISSIONS = [
+  'assets:read',
+  'assets:write',
+  'metrics:read',
+  'logs:read',
+  'changes:read',
+  'alerts:read',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];

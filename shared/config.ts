@@ -1,0 +1,88 @@
+/**
+ * The one configuration schema. Nothing else reads `process.env`: entry points
+ * call `getConfig()` at cold start, which fails listing every bad variable at
+ * once, and pass what a domain function needs as arguments.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max);
+
+export const configSchema = z.object({
+  // Database: a URL locally; in AWS the host (RDS Proxy) and a secret ARN.
+  DATABASE_URL: z.string().optional(),
+  DATABASE_SECRET_ARN: z.string().optional(),
+  DATABASE_HOST: z.string().optional(),
+  DATABASE_PORT: int(1, 65535).default(5432),
+  DATABASE_NAME: z.string().default('inventory'),
+  DATABASE_POOL_MAX: int(1, 100).default(4),
+
+  // NATS and the bridge.
+  NATS_URL: z.string().optional(),
+  NATS_CREDS: z.string().optional(),
+  NATS_STREAM: z.string().default('EVENTS'),
+  NATS_CONSUMER: z.string().default('k8s-inventory-bridge'),
+  NATS_SUBJECT_FILTER: z.string().default('proxima.*.*.*.kubernetes'),
+  /** Create the stream and consumer when missing (local stack, tests). */
+  NATS_CREATE_STREAM: bool.default(false),
+  BRIDGE_HEALTH_PORT: int(0, 65535).default(8080),
+
+  // Queue and claim check.
+  AWS_REGION: z.string().default('us-east-1'),
+  QUEUE_URL: z.string().optional(),
+  SQS_ENDPOINT: z.string().optional(),
+  S3_ENDPOINT: z.string().optional(),
+  CLAIM_BUCKET: z.string().optional(),
+  /** Bodies above this go to S3; the queue's MaximumMessageSize. */
+  QUEUE_MAX_MESSAGE_BYTES: int(1024, 1024 * 1024).default(1024 * 1024),
+
+  // Sync and sweeps.
+  SYNC_TIMEOUT_MS: int(1000).default(60_000),
+  STALE_CLUSTER_MINUTES: int(1).default(15),
+  EVENT_RETENTION_HOURS: int(1).default(24),
+
+  // API.
+  PORT: int(0, 65535).default(3000),
+  JWT_ISSUER: z.string().optional(),
+  JWT_AUDIENCE: z.string().optional(),
+  METRICS_URL: z.string().url().optional(),
+
+  // Local stack.
+  DATA_DIR: z.string().default('.data'),
+
+  LOG_LEVEL: z
+    .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
+    .default('INFO'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses an environment; lists every bad variable in one error. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map(
+      (issue) => `${issue.path.join('.')}: ${issue.message}`,
+    );
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+let cached: Config | undefined;
+
+/** The process's configuration, parsed once. */
+export function getConfig(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

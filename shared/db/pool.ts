@@ -1,0 +1,166 @@
+/**
+ * The only module that imports `pg`. Everything else receives a `Db` (a pool)
+ * or a `Tx` (a checked-out client inside a transaction) and runs plain SQL
+ * with `$n` parameters through it.
+ */
+import pg from 'pg';
+import { translateDbError } from './errors.ts';
+
+export type Row = Record<string, unknown>;
+
+/** Something SQL can run on: the pool, or one client inside a transaction. */
+export interface Queryable {
+  query<R extends Row = Row>(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+export type Db = pg.Pool;
+export type Tx = pg.PoolClient;
+
+// int8 and numeric counts come back as strings by default; every bigint this
+// schema stores (bytes, sums of bytes) fits a double exactly below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export interface PoolOptions {
+  connectionString: string;
+  max?: number;
+  applicationName?: string;
+  /** Per-statement bound in ms applied to every connection of the pool. */
+  statementTimeoutMs?: number;
+}
+
+export function createPool(options: PoolOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 4,
+    application_name: options.applicationName ?? 'k8s-inventory',
+    statement_timeout: options.statementTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client that loses its server emits here; without a listener the
+  // process would crash. The pool discards the client on its own.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Runs one statement; SQLSTATEs become domain errors. */
+export async function query<R extends Row = Row>(
+  db: Queryable,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<R[]> {
+  try {
+    const result = await db.query<R>(text, values);
+    return result.rows;
+  } catch (error) {
+    throw translateDbError(error);
+  }
+}
+
+/** Exactly one row, or throws. */
+export async function queryOne<R extends Row = Row>(
+  db: Queryable,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<R> {
+  const rows = await query<R>(db, text, values);
+  const first = rows[0];
+  if (rows.length !== 1 || first === undefined) {
+    throw new Error(`expected one row, got ${rows.length}`);
+  }
+  return first;
+}
+
+/** Zero or one row. */
+export async function queryMaybeOne<R extends Row = Row>(
+  db: Queryable,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<R | undefined> {
+  const rows = await query<R>(db, text, values);
+  if (rows.length > 1) throw new Error(`expected at most one row, got ${rows.length}`);
+  return rows[0];
+}
+
+export interface TransactionOptions {
+  /** e.g. 'ISOLATION LEVEL REPEATABLE READ, READ ONLY' */
+  mode?: string;
+  /**
+   * A bound on the whole transaction in ms: the server enforces it per
+   * statement and while idle, and the client rolls back when it passes, so a
+   * lock wait counts toward it too.
+   */
+  timeoutMs?: number;
+}
+
+/** Thrown inside a transaction whose deadline passed. */
+export class TransactionTimeoutError extends Error {
+  constructor(timeoutMs: number, options?: ErrorOptions) {
+    super(`transaction exceeded its ${timeoutMs} ms bound`, options);
+    this.name = 'TransactionTimeoutError';
+  }
+}
+
+/**
+ * Runs `fn` in one transaction on one client: COMMIT on success, ROLLBACK on
+ * any error (and on the deadline), release in all cases.
+ */
+export async function withTransaction<T>(
+  db: Db,
+  fn: (tx: Tx) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const client = await db.connect();
+  let broken = false;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await client.query(options.mode ? `BEGIN ${options.mode}` : 'BEGIN');
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined) {
+      const ms = String(Math.max(1, Math.floor(timeoutMs)));
+      // SET LOCAL: the bounds end with the transaction, nothing leaks into
+      // the pooled session.
+      await client.query(
+        `SELECT set_config('statement_timeout', $1, true),
+                set_config('idle_in_transaction_session_timeout', $1, true),
+                set_config('lock_timeout', $1, true)`,
+        [ms],
+      );
+    }
+    const work = fn(client);
+    const result =
+      timeoutMs === undefined
+        ? await work
+        : await Promise.race([
+            work,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(
+                () => reject(new TransactionTimeoutError(timeoutMs)),
+                timeoutMs,
+              );
+            }),
+          ]);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      // The connection itself failed: do not hand it back to the pool.
+      broken = true;
+    }
+    if (error instanceof TransactionTimeoutError) {
+      // The abandoned work may still be running on this client.
+      broken = true;
+      throw error;
+    }
+    throw translateDbError(error);
+  } finally {
+    if (timer) clearTimeout(timer);
+    client.release(broken);
+  }
+}

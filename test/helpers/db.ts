@@ -1,0 +1,40 @@
+/**
+ * A database of its own for one test file, copied from the migrated template
+ * that the global setup prepared.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createPool, type Db } from '../../shared/db/pool.ts';
+import { databaseUrl } from './global-setup.ts';
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('pgAdminUrl');
+  const template = inject('pgTemplateDb');
+  // The global setup runs in the main process: its pid names the template.
+  const owner = template.replace('k8s_inventory_template_', '');
+  const name = `k8s_inventory_test_${owner}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${template}`);
+  await admin.end();
+  const url = databaseUrl(adminUrl, name);
+  const db = createPool({ connectionString: url, max: 8 });
+  return {
+    url,
+    db,
+    async drop() {
+      await db.end();
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}

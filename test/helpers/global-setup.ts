@@ -1,0 +1,81 @@
+/**
+ * Integration tests' global setup: a PostgreSQL server (DATABASE_URL's when
+ * given, else an embedded one) and a template database migrated once. Each
+ * test file copies the template (test/helpers/db.ts), because the sync
+ * commits and its lock tests need several connections.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../shared/db/embedded.ts';
+import { migrate } from '../../shared/db/migrate.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    pgTemplateDb: string;
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export default async function setup(project: TestProject) {
+  let adminUrl = process.env.DATABASE_URL;
+  let stopServer: (() => Promise<void>) | undefined;
+  let dataRoot: string | undefined;
+  if (!adminUrl) {
+    dataRoot = await mkdtemp(join(tmpdir(), 'k8s-inventory-pg-'));
+    const server = await startEmbeddedPostgres({
+      dataDir: join(dataRoot, 'data'),
+      port: await freePort(),
+    });
+    adminUrl = server.url;
+    stopServer = server.stop;
+  }
+  const template = `k8s_inventory_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${template}`);
+  await admin.query(`create database ${template}`);
+  await admin.end();
+  await migrate(databaseUrl(adminUrl, template), 'migrations');
+
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('pgTemplateDb', template);
+
+  return async () => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    // Drop what the test files left behind (a failed file may not clean up).
+    const { rows } = await client.query<{ datname: string }>(
+      `select datname from pg_database where datname like $1 or datname = $2`,
+      [`k8s_inventory_test_${process.pid}_%`, template],
+    );
+    for (const row of rows) {
+      await client.query(`drop database if exists ${row.datname} with (force)`);
+    }
+    await client.end();
+    await stopServer?.();
+    if (dataRoot) await rm(dataRoot, { recursive: true, force: true });
+  };
+}
