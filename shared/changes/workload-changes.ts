@@ -1,0 +1,228 @@
+/**
+ * The facts step of the workload sync (spec: "Workload change records"): under
+ * the cluster lock, compares each workload's incoming spec facts with the
+ * stored set, writes at most one change_events row per changed workload, and
+ * stores the new facts. The pure rules live in rules.ts, diff.ts, record.ts.
+ *
+ * A digest of each stored set is kept beside it, so the usual resync (no
+ * facts changed) reads no stored facts and writes nothing.
+ */
+import { createHash } from 'node:crypto';
+import { type Queryable, query } from '../db/pool.ts';
+import type { Inventory } from '../wire/inventory.ts';
+import type { SpecFacts } from '../wire/spec-facts.ts';
+import { hpaTargets } from './hpa.ts';
+import { buildWorkloadChange } from './record.ts';
+import { decideFactsAction } from './rules.ts';
+
+export interface StoredFactsState {
+  spec_facts_hash: string | null;
+  spec_facts_at: Date | null;
+}
+
+export interface FactsStepInput {
+  clusterId: string;
+  clusterName: string;
+  clientId: string;
+  environmentId: string;
+  snapshotAt: Date;
+  workloads: NonNullable<Inventory['workloads']>;
+  /** The snapshot's HPAs; only these decide whether replicas are the HPA's. */
+  hpas: Inventory['hpas'];
+  /** Stored digest and time by workload key (kind, namespace, name joined by \u0001). */
+  stored: ReadonlyMap<string, StoredFactsState>;
+}
+
+export interface FactsStepResult {
+  baselined: number;
+  diffed: number;
+  recorded: number;
+  notNewer: number;
+}
+
+export function factsDigest(facts: SpecFacts): string {
+  return createHash('md5').update(JSON.stringify(facts)).digest('base64');
+}
+
+const workloadKey = (w: { kind: string; namespace: string; name: string }) =>
+  `${w.kind}\u0001${w.namespace}\u0001${w.name}`;
+
+interface Pending {
+  workload: FactsStepInput['workloads'][number];
+  facts: SpecFacts;
+  digest: string;
+}
+
+export async function applyWorkloadFacts(
+  tx: Queryable,
+  input: FactsStepInput,
+): Promise<FactsStepResult> {
+  const result: FactsStepResult = {
+    baselined: 0,
+    diffed: 0,
+    recorded: 0,
+    notNewer: 0,
+  };
+  const candidates: Pending[] = [];
+  for (const workload of input.workloads) {
+    const facts = workload.spec_facts;
+    if (!facts) continue; // absent means unknown: the stored set is kept
+    const digest = factsDigest(facts);
+    const stored = input.stored.get(workloadKey(workload));
+    if (stored?.spec_facts_hash === digest) {
+      // Same facts: nothing to diff or store. A replay still counts as not newer.
+      if (stored.spec_facts_at && input.snapshotAt <= stored.spec_facts_at) {
+        result.notNewer++;
+      }
+      continue;
+    }
+    candidates.push({ workload, facts, digest });
+  }
+  if (candidates.length === 0) return result;
+
+  const previous = await listStoredFacts(
+    tx,
+    input.clusterId,
+    candidates.map((c) => c.workload),
+  );
+  const hpa = hpaTargets(
+    (input.hpas ?? []).map((h) => ({
+      namespace: h.namespace,
+      target:
+        h.target?.kind && h.target.name
+          ? { kind: h.target.kind, name: h.target.name }
+          : null,
+    })),
+  );
+  const writes: Pending[] = [];
+  const records: object[] = [];
+  for (const candidate of candidates) {
+    const { workload, facts } = candidate;
+    const stored = previous.get(workloadKey(workload)) ?? {
+      facts: null,
+      at: null,
+    };
+    const action = decideFactsAction(stored, facts, input.snapshotAt);
+    if (action === 'not_newer') {
+      result.notNewer++;
+      continue;
+    }
+    if (action === 'keep') continue;
+    writes.push(candidate);
+    if (action === 'baseline' || !stored.facts) {
+      result.baselined++;
+      continue;
+    }
+    result.diffed++;
+    const record = buildWorkloadChange({
+      clusterId: input.clusterId,
+      clusterName: input.clusterName,
+      kind: workload.kind,
+      namespace: workload.namespace,
+      name: workload.name,
+      before: stored.facts,
+      after: facts,
+      hpaManaged: hpa.isHpaManaged(
+        workload.namespace,
+        workload.kind,
+        workload.name,
+      ),
+    });
+    if (record) {
+      records.push({
+        event_type: record.eventType,
+        summary: record.summary,
+        details: record.details,
+      });
+    }
+  }
+  if (writes.length > 0)
+    await storeFacts(tx, input.clusterId, input.snapshotAt, writes);
+  if (records.length > 0) {
+    await insertChangeRecords(tx, input, records);
+    result.recorded = records.length;
+  }
+  return result;
+}
+
+async function listStoredFacts(
+  tx: Queryable,
+  clusterId: string,
+  workloads: readonly { kind: string; namespace: string; name: string }[],
+): Promise<Map<string, { facts: SpecFacts | null; at: Date | null }>> {
+  const rows = await query<{
+    kind: string;
+    namespace: string;
+    name: string;
+    spec_facts: SpecFacts | null;
+    spec_facts_at: Date | null;
+  }>(
+    tx,
+    `select w.kind, w.namespace, w.name, w.spec_facts, w.spec_facts_at
+     from k8s_workloads w
+     join unnest($2::text[], $3::text[], $4::text[]) as x(kind, namespace, name)
+       on w.kind = x.kind and w.namespace = x.namespace and w.name = x.name
+     where w.cluster_id = $1 and w.spec_facts is not null`,
+    [
+      clusterId,
+      workloads.map((w) => w.kind),
+      workloads.map((w) => w.namespace),
+      workloads.map((w) => w.name),
+    ],
+  );
+  return new Map(
+    rows.map((r) => [
+      workloadKey(r),
+      { facts: r.spec_facts, at: r.spec_facts_at },
+    ]),
+  );
+}
+
+async function storeFacts(
+  tx: Queryable,
+  clusterId: string,
+  snapshotAt: Date,
+  writes: readonly Pending[],
+): Promise<void> {
+  await tx.query(
+    `update k8s_workloads w
+     set spec_facts = x.facts, spec_facts_hash = x.digest, spec_facts_at = $2
+     from jsonb_to_recordset($3::jsonb)
+       as x(kind text, namespace text, name text, facts jsonb, digest text)
+     where w.cluster_id = $1 and w.kind = x.kind
+       and w.namespace = x.namespace and w.name = x.name`,
+    [
+      clusterId,
+      snapshotAt,
+      JSON.stringify(
+        writes.map((w) => ({
+          kind: w.workload.kind,
+          namespace: w.workload.namespace,
+          name: w.workload.name,
+          facts: w.facts,
+          digest: w.digest,
+        })),
+      ),
+    ],
+  );
+}
+
+async function insertChangeRecords(
+  tx: Queryable,
+  input: FactsStepInput,
+  records: readonly object[],
+): Promise<void> {
+  await tx.query(
+    `insert into change_events
+       (source, event_type, client_id, environment_id, host_id, scanned_at,
+        severity, summary, details)
+     select 'k8s-config', x.event_type, $1, $2, null, $3, 'info', x.summary, x.details
+     from jsonb_to_recordset($4::jsonb) as x(event_type text, summary text, details jsonb)`,
+    [
+      input.clientId,
+      input.environmentId,
+      input.snapshotAt,
+      JSON.stringify(records),
+    ],
+  );
+}

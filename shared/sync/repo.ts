@@ -1,0 +1,415 @@
+/**
+ * The SQL of the sync. Statements for the 13 kinds are built once, at module
+ * load, from the kind table (identifiers from constants only); every value
+ * travels as a parameter.
+ */
+import { type Queryable, query, queryMaybeOne, queryOne } from '../db/pool.ts';
+import {
+  KIND_ORDER,
+  KINDS,
+  type KindDefinition,
+  type KindKey,
+  type Link,
+} from './kinds.ts';
+
+const LINKS: Record<Link, { column: string; expr: string; join: string }> = {
+  namespace: {
+    column: 'namespace_id',
+    expr: 'ns.id',
+    join: 'left join k8s_namespaces ns on ns.cluster_id = $1 and ns.name = r.namespace',
+  },
+  node: {
+    column: 'node_id',
+    expr: 'nd.id',
+    join: 'left join k8s_nodes nd on nd.cluster_id = $1 and nd.name = r.node_name',
+  },
+  workload: {
+    column: 'workload_id',
+    expr: 'wl.id',
+    join: `left join k8s_workloads wl on wl.cluster_id = $1
+      and wl.kind = r.workload_kind and wl.namespace = r.namespace
+      and wl.name = r.workload_name`,
+  },
+};
+
+function buildUpsert(def: KindDefinition): string {
+  const links = def.links.map((l) => LINKS[l]);
+  const targets = [
+    ...links.map((l) => l.column),
+    ...def.columns,
+    'content_hash',
+  ];
+  const values = [
+    ...links.map((l) => l.expr),
+    ...def.columns.map((c) => `r.${c}`),
+    'r.content_hash',
+  ];
+  const updates = targets.filter((c) => !def.keyColumns.includes(c));
+  // The guard keeps a row that is somehow sent unchanged from being
+  // rewritten (no new row version, no WAL).
+  return `insert into ${def.table} as t (cluster_id, ${targets.join(', ')})
+    select $1, ${values.join(', ')}
+    from jsonb_populate_recordset(null::${def.table}, $2::jsonb) r
+    ${links.map((l) => l.join).join('\n    ')}
+    on conflict (cluster_id, ${def.keyColumns.join(', ')}) do update set
+      ${updates.map((c) => `${c} = excluded.${c}`).join(',\n      ')},
+      updated_at = now()
+    where t.content_hash is distinct from excluded.content_hash`;
+}
+
+function keyExpr(def: KindDefinition): string {
+  return def.keyColumns.length === 1
+    ? `${def.keyColumns[0]}`
+    : `concat_ws(chr(1), ${def.keyColumns.join(', ')})`;
+}
+
+const UPSERT = Object.fromEntries(
+  KIND_ORDER.map((k) => [k, buildUpsert(KINDS[k] as KindDefinition)]),
+) as Record<KindKey, string>;
+
+const STORED = Object.fromEntries(
+  KIND_ORDER.map((k) => {
+    const def = KINDS[k] as KindDefinition;
+    const facts =
+      k === 'workloads'
+        ? 'spec_facts_hash, spec_facts_at'
+        : 'null::text as spec_facts_hash, null::timestamptz as spec_facts_at';
+    return [
+      k,
+      `select '${k}' as kind, id, ${keyExpr(def)} as key, content_hash, ${facts}
+       from ${def.table} where cluster_id = $1`,
+    ];
+  }),
+) as Record<KindKey, string>;
+
+export interface StoredRow {
+  kind: KindKey;
+  id: string;
+  key: string;
+  content_hash: string;
+  spec_facts_hash: string | null;
+  spec_facts_at: Date | null;
+}
+
+/** Every stored row's key and digest, for the kinds given, in one round trip. */
+export async function listStoredRows(
+  tx: Queryable,
+  clusterId: string,
+  kinds: readonly KindKey[],
+): Promise<StoredRow[]> {
+  if (kinds.length === 0) return [];
+  const sql = kinds.map((k) => STORED[k]).join('\nunion all\n');
+  return query<StoredRow & Record<string, unknown>>(tx, sql, [clusterId]);
+}
+
+/** Writes the rows (already JSON, each with its content_hash); returns rows written. */
+export async function upsertRows(
+  tx: Queryable,
+  kind: KindKey,
+  clusterId: string,
+  rowsJson: string,
+): Promise<number> {
+  const result = await tx.query(UPSERT[kind], [clusterId, rowsJson]);
+  return result.rowCount ?? 0;
+}
+
+export async function deleteRows(
+  tx: Queryable,
+  kind: KindKey,
+  clusterId: string,
+  ids: readonly string[],
+): Promise<number> {
+  const result = await tx.query(
+    `delete from ${KINDS[kind].table} where cluster_id = $1 and id = any($2::uuid[])`,
+    [clusterId, ids],
+  );
+  return result.rowCount ?? 0;
+}
+
+/**
+ * Fills links left empty because their target did not exist when the row was
+ * written (a namespace, node or workload that arrived later, or was deleted
+ * and came back). Only runs for links whose targets gained rows this sync.
+ */
+export async function repairLinks(
+  tx: Queryable,
+  clusterId: string,
+  targets: ReadonlySet<Link>,
+): Promise<void> {
+  const statements: string[] = [];
+  if (targets.has('namespace')) {
+    for (const key of KIND_ORDER) {
+      const def = KINDS[key] as KindDefinition;
+      if (!def.links.includes('namespace')) continue;
+      statements.push(`update ${def.table} t set namespace_id = ns.id
+        from k8s_namespaces ns
+        where t.cluster_id = $1 and t.namespace_id is null
+          and ns.cluster_id = $1 and ns.name = t.namespace`);
+    }
+  }
+  if (targets.has('node')) {
+    statements.push(`update k8s_pods p set node_id = nd.id
+      from k8s_nodes nd
+      where p.cluster_id = $1 and p.node_id is null and p.node_name is not null
+        and nd.cluster_id = $1 and nd.name = p.node_name`);
+  }
+  if (targets.has('workload')) {
+    statements.push(`update k8s_pods p set workload_id = wl.id
+      from k8s_workloads wl
+      where p.cluster_id = $1 and p.workload_id is null and p.workload_name is not null
+        and wl.cluster_id = $1 and wl.kind = p.workload_kind
+        and wl.namespace = p.namespace and wl.name = p.workload_name`);
+  }
+  for (const sql of statements) await tx.query(sql, [clusterId]);
+}
+
+export interface TenantRow {
+  client_id: string;
+  environment_id: string;
+}
+
+export function findTenant(
+  db: Queryable,
+  clientSlug: string,
+  envSlug: string,
+): Promise<TenantRow | undefined> {
+  return queryMaybeOne<TenantRow & Record<string, unknown>>(
+    db,
+    `select c.id as client_id, e.id as environment_id
+     from clients c join environments e on e.client_id = c.id
+     where c.slug = $1 and e.slug = $2`,
+    [clientSlug, envSlug],
+  );
+}
+
+export interface LockedCluster {
+  id: string;
+  asset_id: string;
+  name: string;
+  last_snapshot_at: Date | null;
+}
+
+/**
+ * Locks the cluster row (FOR NO KEY UPDATE: serializes syncs of one cluster
+ * without blocking inserts that reference it). Every transaction that touches
+ * a cluster's child rows takes this lock first.
+ */
+export function lockCluster(
+  tx: Queryable,
+  environmentId: string,
+  agentId: string,
+): Promise<LockedCluster | undefined> {
+  return queryMaybeOne<LockedCluster & Record<string, unknown>>(
+    tx,
+    `select id, asset_id, name, last_snapshot_at from clusters
+     where environment_id = $1 and agent_id = $2
+     for no key update`,
+    [environmentId, agentId],
+  );
+}
+
+export interface NewCluster {
+  clientId: string;
+  environmentId: string;
+  agentId: string;
+  name: string;
+  slug: string;
+  assetStatus: string;
+}
+
+/**
+ * Creates the cluster and its asset when the agent is new. Two first syncs of
+ * one new cluster may race: the loser's insert waits on the unique key, then
+ * does nothing, and its asset is removed again.
+ */
+export async function insertClusterIfMissing(
+  tx: Queryable,
+  c: NewCluster,
+): Promise<void> {
+  const asset = await queryOne<{ id: string }>(
+    tx,
+    `insert into assets (client_id, environment_id, asset_type, name, status)
+     values ($1, $2, 'cluster', $3, $4) returning id`,
+    [c.clientId, c.environmentId, c.name, c.assetStatus],
+  );
+  const inserted = await query(
+    tx,
+    `insert into clusters (asset_id, client_id, environment_id, agent_id, name, slug)
+     select $1, $2, $3, $4, $5,
+       case when exists (select 1 from clusters where environment_id = $3 and slug = $6)
+         then $6 || '-' || $7 else $6 end
+     on conflict (environment_id, agent_id) do nothing
+     returning id`,
+    [
+      asset.id,
+      c.clientId,
+      c.environmentId,
+      c.agentId,
+      c.name,
+      c.slug,
+      // Another agent reports a cluster of the same name: its own id tells
+      // the two apart.
+      c.agentId.slice(0, 8),
+    ],
+  );
+  if (inserted.length === 0) {
+    await tx.query('delete from assets where id = $1', [asset.id]);
+  }
+}
+
+export interface ClusterFacts {
+  name: string;
+  display_name: string | null;
+  uid: string | null;
+  version: string | null;
+  platform: string | null;
+  distribution: string | null;
+  api_server_url: string | null;
+  cluster_cidr: string | null;
+  service_cidr: string | null;
+  dns_domain: string | null;
+  cloud_provider: string | null;
+  cloud_region: string | null;
+  cloud_account_id: string | null;
+  status: string;
+  agent_version: string | null;
+  collection: unknown;
+}
+
+/**
+ * Steps 1, 2 and 17: the asset (with the status mapping), the cluster's
+ * metadata, its agent status and snapshot time, and its denormalized counts.
+ */
+export async function updateClusterAndAsset(
+  tx: Queryable,
+  cluster: LockedCluster,
+  facts: ClusterFacts,
+  assetStatus: string,
+  snapshotAt: Date,
+): Promise<void> {
+  await tx.query(
+    `update assets set name = $2, status = $3, updated_at = now()
+     where id = $1 and (name, status) is distinct from ($2, $3)`,
+    [cluster.asset_id, facts.name, assetStatus],
+  );
+  await tx.query(
+    `update clusters set
+       name = $2, display_name = $3, uid = $4, version = $5, platform = $6,
+       distribution = $7, api_server_url = $8, cluster_cidr = $9,
+       service_cidr = $10, dns_domain = $11, cloud_provider = $12,
+       cloud_region = $13, cloud_account_id = $14, status = $15,
+       agent_version = $16, collection = $17::jsonb,
+       agent_status = 'connected',
+       last_seen_at = greatest(last_seen_at, $18),
+       last_snapshot_at = greatest(last_snapshot_at, $18),
+       node_count = (select count(*) from k8s_nodes where cluster_id = $1),
+       namespace_count = (select count(*) from k8s_namespaces where cluster_id = $1),
+       workload_count = (select count(*) from k8s_workloads where cluster_id = $1),
+       updated_at = now()
+     where id = $1`,
+    [
+      cluster.id,
+      facts.name,
+      facts.display_name,
+      facts.uid,
+      facts.version,
+      facts.platform,
+      facts.distribution,
+      facts.api_server_url,
+      facts.cluster_cidr,
+      facts.service_cidr,
+      facts.dns_domain,
+      facts.cloud_provider,
+      facts.cloud_region,
+      facts.cloud_account_id,
+      facts.status,
+      facts.agent_version,
+      JSON.stringify(facts.collection ?? null),
+      snapshotAt,
+    ],
+  );
+}
+
+/** Per-namespace workload, pod and service counts from the stored rows. */
+export async function updateNamespaceCounts(
+  tx: Queryable,
+  clusterId: string,
+): Promise<void> {
+  await tx.query(
+    `with w as (select namespace, count(*)::int as n from k8s_workloads
+                where cluster_id = $1 group by namespace),
+          p as (select namespace, count(*)::int as n from k8s_pods
+                where cluster_id = $1 group by namespace),
+          s as (select namespace, count(*)::int as n from k8s_services
+                where cluster_id = $1 group by namespace),
+          c as (select ns.id, coalesce(w.n, 0) as wc, coalesce(p.n, 0) as pc,
+                       coalesce(s.n, 0) as sc
+                from k8s_namespaces ns
+                left join w on w.namespace = ns.name
+                left join p on p.namespace = ns.name
+                left join s on s.namespace = ns.name
+                where ns.cluster_id = $1)
+     update k8s_namespaces ns
+     set workload_count = c.wc, pod_count = c.pc, service_count = c.sc
+     from c
+     where ns.id = c.id
+       and (ns.workload_count, ns.pod_count, ns.service_count)
+           is distinct from (c.wc, c.pc, c.sc)`,
+    [clusterId],
+  );
+}
+
+export interface LinkageCounts {
+  linked: number;
+  unlinked: number;
+}
+
+/**
+ * Node-host linkage: a host in the cluster's environment whose hostname is
+ * the node's name, else one whose IP is one of the node's addresses. Run for
+ * every node of the snapshot each sync, so a host registered later is found;
+ * a link is written only when it changes.
+ */
+export async function linkNodesToHosts(
+  tx: Queryable,
+  clusterId: string,
+  environmentId: string,
+  nodeNames: readonly string[],
+  addressPairs: { nodeNames: string[]; ips: string[] },
+): Promise<LinkageCounts> {
+  const row = await queryOne<{ linked: number; unlinked: number }>(
+    tx,
+    `with ips as (
+       select * from unnest($3::text[], $4::inet[]) as a(node_name, ip)
+     ),
+     m as (
+       select nd.id, coalesce(
+         (select h.id from hosts h
+          where h.environment_id = $2 and lower(h.hostname) = lower(nd.name)
+          order by h.created_at, h.id limit 1),
+         (select h.id from ips
+          join hosts h on h.environment_id = $2 and h.ip_address = ips.ip
+          where ips.node_name = nd.name
+          order by h.created_at, h.id limit 1)
+       ) as host_id
+       from k8s_nodes nd
+       where nd.cluster_id = $1 and nd.name = any($5::text[])
+     ),
+     u as (
+       update k8s_nodes nd set host_id = m.host_id
+       from m where nd.id = m.id and nd.host_id is distinct from m.host_id
+       returning 1
+     )
+     select count(*) filter (where host_id is not null)::int as linked,
+            count(*) filter (where host_id is null)::int as unlinked
+     from m`,
+    [
+      clusterId,
+      environmentId,
+      addressPairs.nodeNames,
+      addressPairs.ips,
+      nodeNames,
+    ],
+  );
+  return { linked: row.linked, unlinked: row.unlinked };
+}

@@ -1,0 +1,431 @@
+/**
+ * The sync: applies one inventory snapshot of one cluster to PostgreSQL in one
+ * transaction (the spec's processing steps 1 to 17).
+ *
+ * Each row is mapped to its table shape and digested; the digests stored with
+ * the rows tell which rows changed without asking the database row by row,
+ * so a resync writes only what changed and prunes only what disappeared.
+ * Kinds missing from the message were not collected: they are neither
+ * written nor pruned.
+ */
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { clampSnapshotTime } from '../changes/rules.ts';
+import {
+  applyWorkloadFacts,
+  type FactsStepResult,
+} from '../changes/workload-changes.ts';
+import { type Db, type Tx, withTransaction } from '../db/pool.ts';
+import { RejectedInventoryError } from '../errors.ts';
+import type { Inventory } from '../wire/inventory.ts';
+import {
+  type DbRow,
+  KIND_ORDER,
+  KINDS,
+  type KindDefinition,
+  type KindKey,
+  type Link,
+  naturalKey,
+  PRUNE_ORDER,
+} from './kinds.ts';
+import {
+  deleteRows,
+  findTenant,
+  insertClusterIfMissing,
+  type LinkageCounts,
+  type LockedCluster,
+  linkNodesToHosts,
+  listStoredRows,
+  lockCluster,
+  repairLinks,
+  type StoredRow,
+  updateClusterAndAsset,
+  updateNamespaceCounts,
+  upsertRows,
+} from './repo.ts';
+
+export interface SyncSubject {
+  clientSlug: string;
+  envSlug: string;
+  agentId: string;
+}
+
+export interface KindCounts {
+  received: number;
+  upserted: number;
+  unchanged: number;
+  pruned: number;
+}
+
+export interface SyncResult {
+  /** What the facts step did (workload change records). */
+  facts: FactsStepResult;
+  outcome: 'applied' | 'skipped_older';
+  clusterId: string;
+  clientId: string;
+  environmentId: string;
+  snapshotAt: Date;
+  /** True when the agent's clock was ahead and its stamp was clamped. */
+  clamped: boolean;
+  kinds: Partial<Record<KindKey, KindCounts>>;
+  linkage: LinkageCounts;
+  durationMs: number;
+}
+
+/** Runs a named step (a tracing span in AWS). */
+export type SpanRunner = <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+
+export interface SyncOptions {
+  /** The 60 s bound of the whole transaction, lock wait included. */
+  timeoutMs?: number;
+  /** Events last seen longer ago than this are not kept (the 24 h list). */
+  eventRetentionHours?: number;
+  now?: () => Date;
+  span?: SpanRunner;
+  /** Test seam: runs after the upserts, before the prune. */
+  beforePrune?: (tx: Tx) => Promise<void>;
+}
+
+/** The spec's cluster status → asset status mapping. */
+export const ASSET_STATUS: Record<string, string> = {
+  healthy: 'active',
+  degraded: 'degraded',
+  unreachable: 'unreachable',
+  unknown: 'active',
+};
+
+/** A DNS-1123 label from a cluster name, for URLs. */
+export function slugify(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/g, '');
+  return slug || 'cluster';
+}
+
+const NUL_ESCAPE = /(?<!\\)\\u0000/g;
+
+/** One row as the JSON the database receives, with its digest. */
+interface PreparedRow {
+  key: string;
+  hash: string;
+  json: string;
+}
+
+function prepareRows(
+  def: KindDefinition,
+  rows: readonly unknown[],
+): Map<string, PreparedRow> {
+  const prepared = new Map<string, PreparedRow>();
+  for (const wire of rows) {
+    const row: DbRow = def.toRow(wire as never);
+    // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
+    const body = JSON.stringify(row).replace(NUL_ESCAPE, '');
+    const hash = createHash('md5').update(body).digest('base64');
+    const key = naturalKey(def, row);
+    // A duplicate key would make ON CONFLICT touch one row twice: last wins.
+    prepared.set(key, {
+      key,
+      hash,
+      json: `{"content_hash":"${hash}",${body.slice(1)}`,
+    });
+  }
+  return prepared;
+}
+
+function keptEvents(
+  events: NonNullable<Inventory['events']>,
+  snapshotAt: Date,
+  retentionHours: number,
+): NonNullable<Inventory['events']> {
+  const cutoff = snapshotAt.getTime() - retentionHours * 3_600_000;
+  return events.filter((e) => {
+    const seen = e.last_seen ?? e.first_seen ?? e.created_at;
+    return !seen || Date.parse(seen) >= cutoff;
+  });
+}
+
+function nodeAddressPairs(nodes: NonNullable<Inventory['nodes']>) {
+  const nodeNames: string[] = [];
+  const ips: string[] = [];
+  for (const node of nodes) {
+    for (const a of node.addresses ?? []) {
+      if (
+        (a.type === 'InternalIP' || a.type === 'ExternalIP') &&
+        isIP(a.address)
+      ) {
+        nodeNames.push(node.name);
+        ips.push(a.address);
+      }
+    }
+  }
+  return { nodeNames, ips };
+}
+
+const NO_FACTS: FactsStepResult = {
+  baselined: 0,
+  diffed: 0,
+  recorded: 0,
+  notNewer: 0,
+};
+
+const identitySpan: SpanRunner = (_name, fn) => fn();
+
+/**
+ * Applies one snapshot. Throws RejectedInventoryError for a message that can
+ * never apply (unknown tenant, agent mismatch); any other error is worth a
+ * retry and leaves the database as it was.
+ */
+export async function syncInventory(
+  db: Db,
+  subject: SyncSubject,
+  inventory: Inventory,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
+  const started = performance.now();
+  const span = options.span ?? identitySpan;
+  const now = options.now?.() ?? new Date();
+  if (inventory.agent_id.toLowerCase() !== subject.agentId.toLowerCase()) {
+    throw new RejectedInventoryError(
+      `agent_id: ${inventory.agent_id} does not match the subject's agent ${subject.agentId}`,
+    );
+  }
+  const { at: snapshotAt, clamped } = clampSnapshotTime(
+    new Date(inventory.timestamp),
+    now,
+  );
+  const status = inventory.cluster.status ?? 'unknown';
+  const assetStatus = ASSET_STATUS[status] ?? 'active';
+
+  const tenant = await findTenant(db, subject.clientSlug, subject.envSlug);
+  if (!tenant) {
+    throw new RejectedInventoryError(
+      `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
+    );
+  }
+
+  return withTransaction(
+    db,
+    (tx) =>
+      span('k8s.process_message', async () => {
+        const cluster = await span('k8s.upsert_cluster', () =>
+          lockOrCreateCluster(
+            tx,
+            tenant,
+            subject.agentId,
+            inventory,
+            assetStatus,
+          ),
+        );
+        const base = {
+          clusterId: cluster.id,
+          clientId: tenant.client_id,
+          environmentId: tenant.environment_id,
+          snapshotAt,
+          clamped,
+        };
+        if (cluster.last_snapshot_at && cluster.last_snapshot_at > snapshotAt) {
+          return {
+            ...base,
+            outcome: 'skipped_older' as const,
+            kinds: {},
+            linkage: { linked: 0, unlinked: 0 },
+            facts: NO_FACTS,
+            durationMs: performance.now() - started,
+          };
+        }
+        const { kinds, linkage, facts } = await applyKinds(
+          tx,
+          cluster,
+          tenant,
+          inventory,
+          {
+            snapshotAt,
+            span,
+            retentionHours: options.eventRetentionHours ?? 24,
+            beforePrune: options.beforePrune,
+          },
+        );
+        const c = inventory.cluster;
+        await updateClusterAndAsset(
+          tx,
+          cluster,
+          {
+            name: c.name,
+            display_name: c.display_name ?? null,
+            uid: c.uid ?? null,
+            version: c.version ?? null,
+            platform: c.platform ?? null,
+            distribution: c.distribution ?? null,
+            api_server_url: c.api_server_url ?? null,
+            cluster_cidr: c.cluster_cidr ?? null,
+            service_cidr: c.service_cidr ?? null,
+            dns_domain: c.dns_domain ?? null,
+            cloud_provider: c.cloud_provider ?? null,
+            cloud_region: c.cloud_region ?? null,
+            cloud_account_id: c.cloud_account_id ?? null,
+            status,
+            agent_version: inventory.agent_version ?? null,
+            collection: inventory.collection ?? null,
+          },
+          assetStatus,
+          snapshotAt,
+        );
+        return {
+          ...base,
+          outcome: 'applied' as const,
+          kinds,
+          linkage,
+          facts,
+          durationMs: performance.now() - started,
+        };
+      }),
+    { timeoutMs: options.timeoutMs ?? 60_000 },
+  );
+}
+
+async function lockOrCreateCluster(
+  tx: Tx,
+  tenant: { client_id: string; environment_id: string },
+  agentId: string,
+  inventory: Inventory,
+  assetStatus: string,
+): Promise<LockedCluster> {
+  const existing = await lockCluster(tx, tenant.environment_id, agentId);
+  if (existing) return existing;
+  await insertClusterIfMissing(tx, {
+    clientId: tenant.client_id,
+    environmentId: tenant.environment_id,
+    agentId,
+    name: inventory.cluster.name,
+    slug: slugify(inventory.cluster.name),
+    assetStatus,
+  });
+  const created = await lockCluster(tx, tenant.environment_id, agentId);
+  if (!created) throw new Error('cluster row vanished after insert');
+  return created;
+}
+
+interface ApplyContext {
+  snapshotAt: Date;
+  span: SpanRunner;
+  retentionHours: number;
+  beforePrune: ((tx: Tx) => Promise<void>) | undefined;
+}
+
+const SPAN_OF: Partial<Record<KindKey, string>> = {
+  nodes: 'k8s.sync_nodes',
+  namespaces: 'k8s.sync_namespaces',
+  workloads: 'k8s.sync_workloads',
+};
+
+/** Steps 3 to 16: upsert every collected kind, link nodes, prune, count. */
+async function applyKinds(
+  tx: Tx,
+  cluster: LockedCluster,
+  tenant: { client_id: string; environment_id: string },
+  inventory: Inventory,
+  ctx: ApplyContext,
+): Promise<{
+  kinds: Partial<Record<KindKey, KindCounts>>;
+  linkage: LinkageCounts;
+  facts: FactsStepResult;
+}> {
+  const present = KIND_ORDER.filter((k) => inventory[k] !== undefined);
+  const stored = await listStoredRows(tx, cluster.id, present);
+  const storedByKind = new Map<KindKey, Map<string, StoredRow>>();
+  for (const row of stored) {
+    const byKey = storedByKind.get(row.kind) ?? new Map<string, StoredRow>();
+    storedByKind.set(row.kind, byKey);
+    byKey.set(row.key, row);
+  }
+
+  const kinds: Partial<Record<KindKey, KindCounts>> = {};
+  const prunable = new Map<KindKey, string[]>();
+  const linkTargetsGained = new Set<Link>();
+  let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
+  let facts = NO_FACTS;
+
+  for (const kind of present) {
+    const def = KINDS[kind] as KindDefinition;
+    let rows: readonly unknown[] = inventory[kind] ?? [];
+    if (kind === 'events') {
+      rows = keptEvents(
+        inventory.events ?? [],
+        ctx.snapshotAt,
+        ctx.retentionHours,
+      );
+    }
+    const prepared = prepareRows(def, rows);
+    const storedRows = storedByKind.get(kind) ?? new Map<string, StoredRow>();
+    const changed: string[] = [];
+    let added = 0;
+    for (const row of prepared.values()) {
+      const before = storedRows.get(row.key);
+      if (!before) added++;
+      if (before?.content_hash !== row.hash) changed.push(row.json);
+    }
+    const gone: string[] = [];
+    for (const [key, row] of storedRows) {
+      if (!prepared.has(key)) gone.push(row.id);
+    }
+    prunable.set(kind, gone);
+
+    const write = async () => {
+      if (changed.length > 0) {
+        await upsertRows(tx, kind, cluster.id, `[${changed.join(',')}]`);
+      }
+      if (kind === 'nodes') {
+        const nodes = inventory.nodes ?? [];
+        linkage = await linkNodesToHosts(
+          tx,
+          cluster.id,
+          tenant.environment_id,
+          nodes.map((n) => n.name),
+          nodeAddressPairs(nodes),
+        );
+      }
+      if (kind === 'workloads') {
+        facts = await applyWorkloadFacts(tx, {
+          clusterId: cluster.id,
+          clusterName: inventory.cluster.name,
+          clientId: tenant.client_id,
+          environmentId: tenant.environment_id,
+          snapshotAt: ctx.snapshotAt,
+          workloads: inventory.workloads ?? [],
+          hpas: inventory.hpas,
+          stored: storedRows,
+        });
+      }
+    };
+    const spanName = SPAN_OF[kind];
+    await (spanName ? ctx.span(spanName, write) : write());
+
+    if (added > 0) {
+      if (kind === 'namespaces') linkTargetsGained.add('namespace');
+      if (kind === 'nodes') linkTargetsGained.add('node');
+      if (kind === 'workloads') linkTargetsGained.add('workload');
+    }
+    kinds[kind] = {
+      received: prepared.size,
+      upserted: changed.length,
+      unchanged: prepared.size - changed.length,
+      pruned: gone.length,
+    };
+  }
+
+  if (linkTargetsGained.size > 0)
+    await repairLinks(tx, cluster.id, linkTargetsGained);
+  if (ctx.beforePrune) await ctx.beforePrune(tx);
+
+  await ctx.span('worker.KubernetesPruneUnseen', async () => {
+    for (const kind of PRUNE_ORDER) {
+      const ids = prunable.get(kind);
+      if (ids && ids.length > 0) await deleteRows(tx, kind, cluster.id, ids);
+    }
+  });
+  await updateNamespaceCounts(tx, cluster.id);
+  return { kinds, linkage, facts };
+}

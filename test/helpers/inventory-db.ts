@@ -1,0 +1,82 @@
+/**
+ * Test helpers that read what the sync stored, and tenants to sync into.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Db, query, queryOne } from '../../shared/db/pool.ts';
+import { KIND_ORDER, KINDS } from '../../shared/sync/kinds.ts';
+
+export interface Tenant {
+  clientId: string;
+  environmentId: string;
+  clientSlug: string;
+  envSlug: string;
+}
+
+/** A client and environment with fresh slugs. */
+export async function createTenant(
+  db: Db,
+  clientSlug = `c-${randomUUID().slice(0, 8)}`,
+  envSlug = 'production',
+): Promise<Tenant> {
+  const client = await queryOne<{ id: string }>(
+    db,
+    `insert into clients (slug, name) values ($1, $1)
+     on conflict (slug) do update set name = excluded.name returning id`,
+    [clientSlug],
+  );
+  const env = await queryOne<{ id: string }>(
+    db,
+    `insert into environments (client_id, slug, name) values ($1, $2, $2) returning id`,
+    [client.id, envSlug],
+  );
+  return { clientId: client.id, environmentId: env.id, clientSlug, envSlug };
+}
+
+/** Row counts per kind for one cluster. */
+export async function countRows(
+  db: Db,
+  clusterId: string,
+): Promise<Record<string, number>> {
+  const sql = KIND_ORDER.map(
+    (k) =>
+      `select '${k}' as kind, count(*)::int as n from ${KINDS[k].table} where cluster_id = $1`,
+  ).join(' union all ');
+  const rows = await query<{ kind: string; n: number }>(db, sql, [clusterId]);
+  return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
+}
+
+/**
+ * Every stored row of a cluster, with its row version (xmin): equal dumps
+ * mean nothing was written at all.
+ */
+export async function dumpCluster(
+  db: Db,
+  clusterId: string,
+): Promise<string[]> {
+  const parts: string[] = [];
+  for (const k of KIND_ORDER) {
+    const rows = await query<{ line: string }>(
+      db,
+      `select xmin::text || ' ' || t::text as line from ${KINDS[k].table} t
+       where cluster_id = $1 order by id`,
+      [clusterId],
+    );
+    parts.push(...rows.map((r) => `${k} ${r.line}`));
+  }
+  const cluster = await query<{ line: string }>(
+    db,
+    `select t::text as line from clusters t where id = $1`,
+    [clusterId],
+  );
+  parts.push(...cluster.map((r) => `cluster ${r.line}`));
+  return parts;
+}
+
+export async function clusterIdOf(db: Db, agentId: string): Promise<string> {
+  const row = await queryOne<{ id: string }>(
+    db,
+    'select id from clusters where agent_id = $1',
+    [agentId],
+  );
+  return row.id;
+}

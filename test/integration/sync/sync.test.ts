@@ -1,0 +1,649 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, queryOne, withTransaction } from '../../../shared/db/pool.ts';
+import {
+  generateInventory,
+  mutateInventory,
+} from '../../../shared/fixtures/generate.ts';
+import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
+import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
+import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import {
+  clusterIdOf,
+  countRows,
+  createTenant,
+  dumpCluster,
+  type Tenant,
+} from '../../helpers/inventory-db.ts';
+
+const NOW = new Date('2026-06-15T12:30:00Z');
+const options = { now: () => NOW };
+
+function subjectOf(tenant: Tenant, agentId: string) {
+  return { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId };
+}
+
+/**
+ * What a snapshot should leave stored: every row it carries, except rows of a
+ * namespace it no longer carries (they go with their namespace).
+ */
+function expectedCounts(inv: Inventory): Record<string, number> {
+  const namespaces = new Set(inv.namespaces?.map((n) => n.name));
+  return Object.fromEntries(
+    KIND_ORDER.map((k) => {
+      const rows = (inv[k] ?? []) as { namespace?: string }[];
+      const kept = rows.filter(
+        (r) => r.namespace === undefined || namespaces.has(r.namespace),
+      );
+      return [k, kept.length];
+    }),
+  );
+}
+
+describe('syncInventory', () => {
+  let database: TestDatabase;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    tenant = await createTenant(database.db);
+  });
+  afterAll(() => database.drop());
+
+  function small(
+    seed: number,
+    overrides: Partial<Parameters<typeof generateInventory>[0]> = {},
+  ) {
+    return generateInventory({
+      seed,
+      agentId: randomUUID(),
+      timestamp: '2026-06-15T12:00:00Z',
+      ...overrides,
+    });
+  }
+
+  it('creates every row on a first sync, with counts on the cluster and namespaces', async () => {
+    // Prepare
+    const inv = small(1);
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+
+    // Assess
+    expect(result.outcome).toBe('applied');
+    expect(await countRows(database.db, result.clusterId)).toEqual(
+      expectedCounts(inv),
+    );
+    const cluster = await queryOne(
+      database.db,
+      `select node_count, namespace_count, workload_count, agent_status, last_seen_at
+       from clusters where id = $1`,
+      [result.clusterId],
+    );
+    expect(cluster).toEqual({
+      node_count: inv.nodes?.length,
+      namespace_count: inv.namespaces?.length,
+      workload_count: inv.workloads?.length,
+      agent_status: 'connected',
+      last_seen_at: new Date(inv.timestamp),
+    });
+    const [ns] = inv.namespaces ?? [];
+    const stored = await queryOne(
+      database.db,
+      `select workload_count, pod_count, service_count from k8s_namespaces
+       where cluster_id = $1 and name = $2`,
+      [result.clusterId, ns?.name],
+    );
+    expect(stored).toEqual({
+      workload_count: inv.workloads?.filter((w) => w.namespace === ns?.name)
+        .length,
+      pod_count: inv.pods?.filter((p) => p.namespace === ns?.name).length,
+      service_count: inv.services?.filter((s) => s.namespace === ns?.name)
+        .length,
+    });
+  });
+
+  it('links every pod to its node, workload and namespace rows', async () => {
+    // Prepare
+    const inv = small(2);
+
+    // Act
+    const { clusterId } = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+
+    // Assess
+    const unlinked = await queryOne<{
+      node: number;
+      workload: number;
+      ns: number;
+    }>(
+      database.db,
+      `select count(*) filter (where node_name is not null and node_id is null)::int as node,
+              count(*) filter (where workload_name is not null and workload_id is null)::int as workload,
+              count(*) filter (where namespace_id is null)::int as ns
+       from k8s_pods where cluster_id = $1`,
+      [clusterId],
+    );
+    expect(unlinked).toEqual({ node: 0, workload: 0, ns: 0 });
+  });
+
+  it('writes nothing when the same snapshot is replayed', async () => {
+    // Prepare
+    const inv = small(3);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const first = await syncInventory(database.db, subject, inv, options);
+    const before = await dumpCluster(database.db, first.clusterId);
+
+    // Act
+    const replay = await syncInventory(database.db, subject, inv, options);
+
+    // Assess
+    const after = await dumpCluster(database.db, first.clusterId);
+    // Only the cluster row itself moves (updated_at); no child row version changes.
+    expect(after.filter((l) => !l.startsWith('cluster '))).toEqual(
+      before.filter((l) => !l.startsWith('cluster ')),
+    );
+    for (const counts of Object.values(replay.kinds)) {
+      expect(counts.upserted).toBe(0);
+      expect(counts.pruned).toBe(0);
+    }
+  });
+
+  it('prunes exactly the rows a later snapshot no longer carries', async () => {
+    // Prepare
+    const inv = small(4);
+    const subject = subjectOf(tenant, inv.agent_id);
+    await syncInventory(database.db, subject, inv, options);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.1,
+      removeFraction: 0.1,
+    });
+    // Keep every namespace, so that exactly the removed rows go.
+    next.namespaces = inv.namespaces;
+
+    // Act
+    const result = await syncInventory(database.db, subject, next, options);
+
+    // Assess
+    expect(await countRows(database.db, result.clusterId)).toEqual(
+      expectedCounts(next),
+    );
+    const storedPods = await query<{ name: string }>(
+      database.db,
+      "select namespace || '/' || name as name from k8s_pods where cluster_id = $1",
+      [result.clusterId],
+    );
+    expect(storedPods.map((r) => r.name).sort()).toEqual(
+      (next.pods ?? []).map((p) => `${p.namespace}/${p.name}`).sort(),
+    );
+    const removedPods = (inv.pods?.length ?? 0) - (next.pods?.length ?? 0);
+    expect(result.kinds.pods?.pruned).toBe(removedPods);
+    expect(result.kinds.pods?.upserted).toBeGreaterThan(0);
+  });
+
+  it('removes every row of a namespace dropped from a later snapshot', async () => {
+    // Prepare
+    const inv = small(5);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const dropped = inv.namespaces?.[0]?.name;
+    const next: Inventory = structuredClone(inv);
+    next.timestamp = '2026-06-15T12:05:00Z';
+    for (const kind of KIND_ORDER) {
+      const rows = next[kind] as
+        | { namespace?: string; name: string }[]
+        | undefined;
+      if (!rows) continue;
+      (next as Record<string, unknown>)[kind] = rows.filter((r) =>
+        kind === 'namespaces' ? r.name !== dropped : r.namespace !== dropped,
+      );
+    }
+
+    // Act
+    await syncInventory(database.db, subject, next, options);
+
+    // Assess
+    const left = await query(
+      database.db,
+      `select 'pods' from k8s_pods where cluster_id = $1 and namespace = $2
+       union all select 'workloads' from k8s_workloads where cluster_id = $1 and namespace = $2
+       union all select 'services' from k8s_services where cluster_id = $1 and namespace = $2
+       union all select 'events' from k8s_events where cluster_id = $1 and namespace = $2
+       union all select 'namespace' from k8s_namespaces where cluster_id = $1 and name = $2`,
+      [clusterId, dropped],
+    );
+    expect(left).toEqual([]);
+    expect(await countRows(database.db, clusterId)).toEqual(
+      expectedCounts(next),
+    );
+  });
+
+  it('prunes nothing of a kind whose array is missing', async () => {
+    // Prepare
+    const inv = small(6);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const next: Inventory = {
+      ...structuredClone(inv),
+      timestamp: '2026-06-15T12:05:00Z',
+    };
+    delete next.pods;
+    delete next.events;
+
+    // Act
+    const result = await syncInventory(database.db, subject, next, options);
+
+    // Assess
+    expect(result.kinds.pods).toBeUndefined();
+    const counts = await countRows(database.db, clusterId);
+    expect(counts.pods).toBe(inv.pods?.length);
+    expect(counts.events).toBe(inv.events?.length);
+  });
+
+  it('skips a snapshot older than the one applied, changing nothing', async () => {
+    // Prepare
+    const inv = small(7, { timestamp: '2026-06-15T12:10:00Z' });
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const before = await dumpCluster(database.db, clusterId);
+    const older = mutateInventory(inv, {
+      changeFraction: 0.5,
+      removeFraction: 0.2,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+
+    // Act
+    const result = await syncInventory(database.db, subject, older, options);
+
+    // Assess
+    expect(result.outcome).toBe('skipped_older');
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('leaves the previous state exactly as it was when a sync fails midway', async () => {
+    // Prepare
+    const inv = small(8);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const before = await dumpCluster(database.db, clusterId);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.3,
+      removeFraction: 0.1,
+    });
+
+    // Act
+    const attempt = syncInventory(database.db, subject, next, {
+      ...options,
+      beforePrune: async () => {
+        throw new Error('injected failure');
+      },
+    });
+
+    // Assess
+    await expect(attempt).rejects.toThrow('injected failure');
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('runs two syncs of one cluster one after the other, ending in the later state', async () => {
+    // Prepare
+    const inv = small(9);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const later = mutateInventory(inv, {
+      changeFraction: 0.2,
+      removeFraction: 0.1,
+      timestamp: '2026-06-15T12:10:00Z',
+    });
+    const earlier = mutateInventory(inv, {
+      seed: 5,
+      changeFraction: 0.2,
+      removeFraction: 0.05,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+
+    // Act: both start at once; whichever takes the lock first, the later wins.
+    const results = await Promise.all([
+      syncInventory(database.db, subject, later, options),
+      syncInventory(database.db, subject, earlier, options),
+    ]);
+
+    // Assess
+    expect(results.map((r) => r.outcome).sort()).toContain('applied');
+    expect(await countRows(database.db, clusterId)).toEqual(
+      expectedCounts(later),
+    );
+    const cluster = await queryOne(
+      database.db,
+      'select last_snapshot_at from clusters where id = $1',
+      [clusterId],
+    );
+    expect(cluster.last_snapshot_at).toEqual(new Date(later.timestamp));
+  });
+
+  it('waits for the cluster lock held by another transaction', async () => {
+    // Prepare
+    const inv = small(10);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const next = mutateInventory(inv, {
+      changeFraction: 0.1,
+      removeFraction: 0.1,
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = withTransaction(database.db, async (tx) => {
+      await tx.query('select 1 from clusters where id = $1 for no key update', [
+        clusterId,
+      ]);
+      locked();
+      await held;
+    });
+    await lockTaken;
+
+    // Act
+    let finished = false;
+    const sync = syncInventory(database.db, subject, next, options).then(
+      (r) => {
+        finished = true;
+        return r;
+      },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const finishedWhileLocked = finished;
+    release();
+    await holder;
+    const result = await sync;
+
+    // Assess
+    expect(finishedWhileLocked).toBe(false);
+    expect(result.outcome).toBe('applied');
+  });
+
+  it('syncs a different cluster while another cluster is locked', async () => {
+    // Prepare
+    const a = small(11);
+    const b = small(12);
+    const { clusterId: idA } = await syncInventory(
+      database.db,
+      subjectOf(tenant, a.agent_id),
+      a,
+      options,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = withTransaction(database.db, async (tx) => {
+      await tx.query('select 1 from clusters where id = $1 for no key update', [
+        idA,
+      ]);
+      locked();
+      await held;
+    });
+    await lockTaken;
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      subjectOf(tenant, b.agent_id),
+      b,
+      options,
+    );
+    release();
+    await holder;
+
+    // Assess
+    expect(result.outcome).toBe('applied');
+    expect(await countRows(database.db, result.clusterId)).toEqual(
+      expectedCounts(b),
+    );
+  });
+
+  it('rolls back and changes nothing when the lock wait outlasts its bound', async () => {
+    // Prepare
+    const inv = small(13);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const before = await dumpCluster(database.db, clusterId);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.1,
+      removeFraction: 0.1,
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const holder = withTransaction(database.db, async (tx) => {
+      await tx.query('select 1 from clusters where id = $1 for no key update', [
+        clusterId,
+      ]);
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+
+    // Act
+    const attempt = syncInventory(database.db, subject, next, {
+      ...options,
+      timeoutMs: 500,
+    });
+
+    // Assess
+    await expect(attempt).rejects.toThrow();
+    release();
+    await holder;
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('refuses an unknown tenant and an agent id that does not match the subject', async () => {
+    // Prepare
+    const inv = small(14);
+
+    // Act
+    const unknownTenant = await syncInventory(
+      database.db,
+      { clientSlug: 'nobody', envSlug: 'production', agentId: inv.agent_id },
+      inv,
+      options,
+    ).catch((error: unknown) => error);
+    const mismatch = await syncInventory(
+      database.db,
+      subjectOf(tenant, randomUUID()),
+      inv,
+      options,
+    ).catch((error: unknown) => error);
+
+    // Assess
+    expect(unknownTenant).toMatchObject({
+      name: 'RejectedInventoryError',
+      reason: expect.stringContaining('unknown client or environment'),
+    });
+    expect(mismatch).toMatchObject({
+      name: 'RejectedInventoryError',
+      reason: expect.stringContaining('agent_id'),
+    });
+    const clusters = await query(
+      database.db,
+      'select 1 from clusters where agent_id = $1',
+      [inv.agent_id],
+    );
+    expect(clusters).toEqual([]);
+  });
+
+  it.each(Object.entries(ASSET_STATUS))(
+    'maps cluster status %s to asset status %s',
+    async (clusterStatus, assetStatus) => {
+      // Prepare
+      const inv = small(15);
+      inv.cluster.status = clusterStatus as Inventory['cluster']['status'];
+
+      // Act
+      const { clusterId } = await syncInventory(
+        database.db,
+        subjectOf(tenant, inv.agent_id),
+        inv,
+        options,
+      );
+
+      // Assess
+      const row = await queryOne(
+        database.db,
+        `select c.status as cluster_status, a.status as asset_status, a.asset_type
+         from clusters c join assets a on a.id = c.asset_id where c.id = $1`,
+        [clusterId],
+      );
+      expect(row).toEqual({
+        cluster_status: clusterStatus,
+        asset_status: assetStatus,
+        asset_type: 'cluster',
+      });
+    },
+  );
+});
+
+describe('node-host linkage', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('links by hostname first, then by IP, and never across environments', async () => {
+    // Prepare
+    const tenant = await createTenant(database.db, 'acme', 'production');
+    const other = await queryOne<{ id: string }>(
+      database.db,
+      `insert into environments (client_id, slug, name) values ($1, 'staging', 'staging') returning id`,
+      [tenant.clientId],
+    );
+    const inv = generateInventory({
+      seed: 20,
+      agentId: randomUUID(),
+      nodes: 4,
+    });
+    const [byName, byIp, otherEnv, none] = inv.nodes ?? [];
+    const ipOf = (n: typeof byIp) =>
+      n?.addresses.find((a) => a.type === 'InternalIP')?.address;
+    const hosts = [
+      [tenant.environmentId, byName?.name.toUpperCase(), null],
+      [tenant.environmentId, 'unrelated-host', ipOf(byIp)],
+      [other.id, otherEnv?.name, ipOf(otherEnv)],
+    ];
+    for (const [env, hostname, ip] of hosts) {
+      await query(
+        database.db,
+        `insert into hosts (client_id, environment_id, hostname, ip_address) values ($1, $2, $3, $4)`,
+        [tenant.clientId, env, hostname, ip],
+      );
+    }
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      { clientSlug: 'acme', envSlug: 'production', agentId: inv.agent_id },
+      inv,
+      { now: () => new Date(inv.timestamp) },
+    );
+
+    // Assess
+    const rows = await query<{ name: string; hostname: string | null }>(
+      database.db,
+      `select n.name, h.hostname from k8s_nodes n left join hosts h on h.id = n.host_id
+       where n.cluster_id = $1`,
+      [result.clusterId],
+    );
+    const linked = Object.fromEntries(rows.map((r) => [r.name, r.hostname]));
+    expect(linked[byName?.name ?? '']).toBe(byName?.name.toUpperCase());
+    expect(linked[byIp?.name ?? '']).toBe('unrelated-host');
+    expect(linked[otherEnv?.name ?? '']).toBeNull();
+    expect(linked[none?.name ?? '']).toBeNull();
+    expect(result.linkage).toEqual({ linked: 2, unlinked: 2 });
+  });
+
+  it('links a node to a host registered after the first sync', async () => {
+    // Prepare
+    const tenant = await createTenant(database.db);
+    const inv = generateInventory({
+      seed: 21,
+      agentId: randomUUID(),
+      nodes: 2,
+    });
+    const subject = {
+      clientSlug: tenant.clientSlug,
+      envSlug: tenant.envSlug,
+      agentId: inv.agent_id,
+    };
+    const first = await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+    });
+    await query(
+      database.db,
+      `insert into hosts (client_id, environment_id, hostname) values ($1, $2, $3)`,
+      [tenant.clientId, tenant.environmentId, inv.nodes?.[0]?.name],
+    );
+
+    // Act
+    const second = await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+    });
+
+    // Assess
+    expect(first.linkage).toEqual({ linked: 0, unlinked: 2 });
+    expect(second.linkage).toEqual({ linked: 1, unlinked: 1 });
+  });
+});
