@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import {
+  clampSnapshotTime,
+  decideFactsAction,
+  type FactsAction,
+  type StoredFacts,
+} from '../../../shared/changes/rules.ts';
+import type { SpecFacts } from '../../../shared/wire/spec-facts.ts';
+import { facts } from './facts.ts';
+
+const storedAt = new Date('2026-10-01T11:00:00Z');
+const earlier = new Date('2026-10-01T10:59:59.999Z');
+const later = new Date('2026-10-01T11:00:00.001Z');
+const v1 = facts({ facts_version: 1 });
+const v2 = facts({ facts_version: 2 });
+
+describe('decideFactsAction', () => {
+  it.each<{
+    rule: string;
+    stored: StoredFacts;
+    incoming: SpecFacts | undefined;
+    snapshotAt: Date;
+    expected: FactsAction;
+  }>([
+    {
+      rule: 'stores a baseline on first sight',
+      stored: { facts: null, at: null },
+      incoming: v1,
+      snapshotAt: later,
+      expected: 'baseline',
+    },
+    {
+      rule: 'stores a baseline on first sight whatever the time',
+      stored: { facts: null, at: storedAt },
+      incoming: v1,
+      snapshotAt: earlier,
+      expected: 'baseline',
+    },
+    {
+      rule: 'stores a baseline when facts_version changed',
+      stored: { facts: v1, at: storedAt },
+      incoming: v2,
+      snapshotAt: later,
+      expected: 'baseline',
+    },
+    {
+      rule: 'stores a baseline when facts_version appears on an upgraded agent',
+      stored: { facts: facts({ facts_version: 0 }), at: storedAt },
+      incoming: v1,
+      snapshotAt: later,
+      expected: 'baseline',
+    },
+    {
+      rule: 'keeps the stored set when facts are absent',
+      stored: { facts: v1, at: storedAt },
+      incoming: undefined,
+      snapshotAt: later,
+      expected: 'keep',
+    },
+    {
+      rule: 'keeps the stored set when facts are absent from an older snapshot',
+      stored: { facts: v1, at: storedAt },
+      incoming: undefined,
+      snapshotAt: earlier,
+      expected: 'keep',
+    },
+    {
+      rule: 'keeps nothing stored when facts are absent on first sight',
+      stored: { facts: null, at: null },
+      incoming: undefined,
+      snapshotAt: later,
+      expected: 'keep',
+    },
+    {
+      rule: 'ignores an older snapshot',
+      stored: { facts: v1, at: storedAt },
+      incoming: v1,
+      snapshotAt: earlier,
+      expected: 'not_newer',
+    },
+    {
+      rule: 'ignores a snapshot of the same time as a replay',
+      stored: { facts: v1, at: storedAt },
+      incoming: v1,
+      snapshotAt: new Date(storedAt.getTime()),
+      expected: 'not_newer',
+    },
+    {
+      rule: 'ignores an older snapshot even with another facts_version',
+      stored: { facts: v2, at: storedAt },
+      incoming: v1,
+      snapshotAt: earlier,
+      expected: 'not_newer',
+    },
+    {
+      rule: 'diffs a strictly newer snapshot of the same version',
+      stored: { facts: v1, at: storedAt },
+      incoming: v1,
+      snapshotAt: later,
+      expected: 'diff',
+    },
+    {
+      rule: 'diffs stored facts that have no time',
+      stored: { facts: v1, at: null },
+      incoming: v1,
+      snapshotAt: earlier,
+      expected: 'diff',
+    },
+  ])('$rule', ({ stored, incoming, snapshotAt, expected }) => {
+    // Act
+    const action = decideFactsAction(stored, incoming, snapshotAt);
+
+    // Assess
+    expect(action).toBe(expected);
+  });
+});
+
+describe('clampSnapshotTime', () => {
+  const now = new Date('2026-10-01T12:00:00Z');
+
+  it.each<{
+    rule: string;
+    offsetMs: number;
+    atOffsetMs: number;
+    clamped: boolean;
+  }>([
+    {
+      rule: 'keeps a stamp in the past',
+      offsetMs: -86_400_000,
+      atOffsetMs: -86_400_000,
+      clamped: false,
+    },
+    {
+      rule: 'keeps a stamp equal to now',
+      offsetMs: 0,
+      atOffsetMs: 0,
+      clamped: false,
+    },
+    {
+      rule: 'keeps a stamp 59 s ahead',
+      offsetMs: 59_000,
+      atOffsetMs: 59_000,
+      clamped: false,
+    },
+    {
+      rule: 'keeps a stamp exactly 60 s ahead',
+      offsetMs: 60_000,
+      atOffsetMs: 60_000,
+      clamped: false,
+    },
+    {
+      rule: 'clamps a stamp 60.001 s ahead',
+      offsetMs: 60_001,
+      atOffsetMs: 60_000,
+      clamped: true,
+    },
+    {
+      rule: 'clamps a stamp 61 s ahead',
+      offsetMs: 61_000,
+      atOffsetMs: 60_000,
+      clamped: true,
+    },
+    {
+      rule: 'clamps a stamp a day ahead',
+      offsetMs: 86_400_000,
+      atOffsetMs: 60_000,
+      clamped: true,
+    },
+  ])('$rule', ({ offsetMs, atOffsetMs, clamped }) => {
+    // Prepare
+    const stamp = new Date(now.getTime() + offsetMs);
+
+    // Act
+    const result = clampSnapshotTime(stamp, now);
+
+    // Assess
+    expect(result.at.getTime()).toBe(now.getTime() + atOffsetMs);
+    expect(result.clamped).toBe(clamped);
+  });
+});
