@@ -107,32 +107,49 @@ export function slugify(name: string): string {
 
 const NUL_ESCAPE = /(?<!\\)\\u0000/g;
 
-/** One row as the JSON the database receives, with its digest. */
-interface PreparedRow {
+/**
+ * Bumped whenever a kind's mapping to its table changes, so that every row is
+ * rewritten once in the new shape instead of being taken as unchanged.
+ */
+const ROW_SHAPE_VERSION = '1';
+
+/** One incoming row with its digest; mapped to its table shape only if changed. */
+interface IncomingRow {
   key: string;
   hash: string;
-  json: string;
+  wire: unknown;
 }
 
-function prepareRows(
+/**
+ * Digests every row of a kind. The digest is taken over the validated wire
+ * row, so an unchanged row costs one stringify and one hash, and is never
+ * mapped.
+ */
+function digestRows(
   def: KindDefinition,
   rows: readonly unknown[],
-): Map<string, PreparedRow> {
-  const prepared = new Map<string, PreparedRow>();
+): Map<string, IncomingRow> {
+  const incoming = new Map<string, IncomingRow>();
   for (const wire of rows) {
-    const row: DbRow = def.toRow(wire as never);
-    // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
-    const body = JSON.stringify(row).replace(NUL_ESCAPE, '');
-    const hash = createHash('md5').update(body).digest('base64');
-    const key = naturalKey(def, row);
+    const hash = createHash('md5')
+      .update(ROW_SHAPE_VERSION)
+      .update(JSON.stringify(wire))
+      .digest('base64');
+    const key = naturalKey(def, wire as DbRow);
     // A duplicate key would make ON CONFLICT touch one row twice: last wins.
-    prepared.set(key, {
-      key,
-      hash,
-      json: `{"content_hash":"${hash}",${body.slice(1)}`,
-    });
+    incoming.set(key, { key, hash, wire });
   }
-  return prepared;
+  return incoming;
+}
+
+/** A changed row as the JSON element the upsert receives. */
+function rowJson(def: KindDefinition, row: IncomingRow): string {
+  // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
+  const body = JSON.stringify(def.toRow(row.wire as never)).replace(
+    NUL_ESCAPE,
+    '',
+  );
+  return `{"content_hash":"${row.hash}",${body.slice(1)}`;
 }
 
 function keptEvents(
@@ -358,14 +375,14 @@ async function applyKinds(
         ctx.retentionHours,
       );
     }
-    const prepared = prepareRows(def, rows);
+    const prepared = digestRows(def, rows);
     const storedRows = storedByKind.get(kind) ?? new Map<string, StoredRow>();
     const changed: string[] = [];
     let added = 0;
     for (const row of prepared.values()) {
       const before = storedRows.get(row.key);
       if (!before) added++;
-      if (before?.content_hash !== row.hash) changed.push(row.json);
+      if (before?.content_hash !== row.hash) changed.push(rowJson(def, row));
     }
     const gone: string[] = [];
     for (const [key, row] of storedRows) {

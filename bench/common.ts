@@ -1,0 +1,65 @@
+/**
+ * Shared set-up for benchmarks: a PostgreSQL server (DATABASE_URL's, else an
+ * embedded one under a temp dir) and a fresh migrated database.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmbeddedPostgres } from '../shared/db/embedded.ts';
+import { migrate } from '../shared/db/migrate.ts';
+import { createPool, type Db, query } from '../shared/db/pool.ts';
+import { databaseUrl, freePort } from '../test/helpers/global-setup.ts';
+
+export interface BenchDatabase {
+  url: string;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function benchDatabase(name: string): Promise<BenchDatabase> {
+  let adminUrl = process.env.DATABASE_URL;
+  let stop: (() => Promise<void>) | undefined;
+  let dir: string | undefined;
+  if (!adminUrl) {
+    dir = await mkdtemp(join(tmpdir(), 'bench-pg-'));
+    const server = await startEmbeddedPostgres({
+      dataDir: join(dir, 'data'),
+      port: await freePort(),
+    });
+    adminUrl = server.url;
+    stop = server.stop;
+  }
+  const admin = createPool({ connectionString: adminUrl, max: 1 });
+  await query(admin, `drop database if exists ${name} with (force)`);
+  await query(admin, `create database ${name}`);
+  const url = databaseUrl(adminUrl, name);
+  await migrate(url, 'migrations');
+  const db = createPool({ connectionString: url, max: 8 });
+  return {
+    url,
+    db,
+    async close() {
+      await db.end();
+      await query(admin, `drop database if exists ${name} with (force)`);
+      await admin.end();
+      await stop?.();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] ?? 0)
+    : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, index)] ?? 0;
+}
+
+export const ms = (v: number) => `${v.toFixed(0)} ms`;

@@ -1,0 +1,166 @@
+/**
+ * `npm run bench -- sync`: the sync of generated inventories of three sizes.
+ * For each: a first sync, a no-change resync, and a resync with 10% of rows
+ * changed (and 2% removed), in ms and rows/s; beside them, the same rows
+ * written by one bare SQL upsert per kind with no application logic (the
+ * floor), and the ratio. Medians of several runs, each on its own cluster.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../shared/db/pool.ts';
+import { query, withTransaction } from '../shared/db/pool.ts';
+import {
+  generateInventory,
+  mutateInventory,
+  type SizeName,
+} from '../shared/fixtures/generate.ts';
+import { KIND_ORDER, KINDS, type KindDefinition } from '../shared/sync/kinds.ts';
+import { syncInventory } from '../shared/sync/sync.ts';
+import { type Inventory, parseInventoryJson } from '../shared/wire/inventory.ts';
+import { benchDatabase, median, ms } from './common.ts';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const SIZES: SizeName[] = (process.env.BENCH_SIZES?.split(',') as SizeName[]) ?? [
+  'small',
+  'medium',
+  'large',
+];
+
+function rowCount(inv: Inventory): number {
+  return KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
+}
+
+/** One bare upsert per kind: no lock, no digest, no links, no prune. */
+function floorSql(def: KindDefinition): string {
+  const cols = def.columns;
+  return `insert into ${def.table} as t (cluster_id, ${cols.join(', ')}, content_hash)
+    select $1, ${cols.map((c) => `r.${c}`).join(', ')}, ''
+    from jsonb_populate_recordset(null::${def.table}, $2::jsonb) r
+    on conflict (cluster_id, ${def.keyColumns.join(', ')}) do update set
+      ${cols.map((c) => `${c} = excluded.${c}`).join(', ')}
+    where (${cols.map((c) => `t.${c}`).join(', ')})
+      is distinct from (${cols.map((c) => `excluded.${c}`).join(', ')})`;
+}
+
+async function floor(db: Db, clusterId: string, inv: Inventory): Promise<number> {
+  // Serialization is the caller's: the floor is the database's share alone.
+  const params = KIND_ORDER.filter((k) => inv[k]).map((k) => {
+    const def = KINDS[k] as KindDefinition;
+    const rows = (inv[k] ?? []).map((r) => def.toRow(r as never));
+    return [floorSql(def), JSON.stringify(rows)] as const;
+  });
+  const started = performance.now();
+  await withTransaction(db, async (tx) => {
+    for (const [sql, json] of params) await tx.query(sql, [clusterId, json]);
+  });
+  return performance.now() - started;
+}
+
+async function newCluster(db: Db, clientSlug: string): Promise<string> {
+  const [row] = await query<{ id: string }>(
+    db,
+    `with a as (
+       insert into assets (client_id, environment_id, asset_type, name, status)
+       select e.client_id, e.id, 'cluster', 'floor', 'active'
+       from environments e join clients c on c.id = e.client_id where c.slug = $1
+       returning id, client_id, environment_id)
+     insert into clusters (asset_id, client_id, environment_id, agent_id, name, slug)
+     select id, client_id, environment_id, $2, 'floor', $3 from a returning id`,
+    [clientSlug, randomUUID(), `floor-${randomUUID().slice(0, 8)}`],
+  );
+  return row?.id ?? '';
+}
+
+async function main(): Promise<void> {
+  const bench = await benchDatabase('k8s_inventory_bench_sync');
+  const { db } = bench;
+  await query(db, `insert into clients (slug, name) values ('bench', 'bench')`);
+  await query(
+    db,
+    `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`,
+  );
+  const subject = (agentId: string) => ({
+    clientSlug: 'bench',
+    envSlug: 'prod',
+    agentId,
+  });
+  console.log(`sync benchmark: ${RUNS} runs per figure, medians\n`);
+  console.log(
+    [
+      'size',
+      'rows',
+      'JSON MB',
+      'parse',
+      'step',
+      'sync',
+      'rows/s',
+      'floor',
+      'ratio',
+    ].join('\t'),
+  );
+  try {
+    for (const size of SIZES) {
+      const figures = { first: [] as number[], same: [] as number[], changed: [] as number[] };
+      const floors = { first: [] as number[], same: [] as number[], changed: [] as number[] };
+      const parse: number[] = [];
+      let rows = 0;
+      let mb = 0;
+      for (let run = 0; run < RUNS; run++) {
+        const agentId = randomUUID();
+        const generated = generateInventory({
+          size,
+          seed: run + 1,
+          agentId,
+          timestamp: '2026-06-15T12:00:00Z',
+        });
+        const json = JSON.stringify(generated);
+        mb = json.length / 1e6;
+        const parseStart = performance.now();
+        const inv = parseInventoryJson(json);
+        parse.push(performance.now() - parseStart);
+        rows = rowCount(inv);
+        const same = { ...inv, timestamp: '2026-06-15T12:05:00Z' };
+        const changed = mutateInventory(inv, {
+          seed: run + 7,
+          changeFraction: 0.1,
+          removeFraction: 0.02,
+          timestamp: '2026-06-15T12:10:00Z',
+        });
+        const now = () => new Date('2026-06-15T12:10:00Z');
+        for (const [name, snapshot] of [
+          ['first', inv],
+          ['same', same],
+          ['changed', changed],
+        ] as const) {
+          const started = performance.now();
+          await syncInventory(db, subject(agentId), snapshot, { now });
+          figures[name].push(performance.now() - started);
+        }
+        const floorCluster = await newCluster(db, 'bench');
+        floors.first.push(await floor(db, floorCluster, inv));
+        floors.same.push(await floor(db, floorCluster, same));
+        floors.changed.push(await floor(db, floorCluster, changed));
+      }
+      for (const step of ['first', 'same', 'changed'] as const) {
+        const sync = median(figures[step]);
+        const base = median(floors[step]);
+        console.log(
+          [
+            size,
+            rows,
+            mb.toFixed(1),
+            ms(median(parse)),
+            step === 'same' ? 'no-change' : step === 'changed' ? '10% changed' : 'first',
+            ms(sync),
+            Math.round((rows / sync) * 1000).toLocaleString('en-US'),
+            ms(base),
+            (sync / base).toFixed(2),
+          ].join('\t'),
+        );
+      }
+    }
+  } finally {
+    await bench.close();
+  }
+}
+
+await main();
