@@ -70,7 +70,10 @@ export class RejectedInventoryError extends DomainError {
   override readonly code = 'inventory_rejected';
   readonly reason: string;
 
-  constructor(reason: string, options?: ErrorOptions & { details?: ErrorDetails }) {
+  constructor(
+    reason: string,
+    options?: ErrorOptions & { details?: ErrorDetails },
+  ) {
     super(reason, options);
     this.reason = reason;
   }

@@ -2,15 +2,15 @@
  * SQLSTATEs are translated here and nowhere else.
  * https://www.postgresql.org/docs/current/errcodes-appendix.html
  */
-import {
-  ConflictError,
-  ForbiddenError,
-  ValidationError,
-} from '../errors.ts';
+import { ConflictError, ForbiddenError, ValidationError } from '../errors.ts';
 
 export class DatabaseError extends Error {
   readonly sqlState: string | undefined;
-  constructor(message: string, sqlState: string | undefined, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    sqlState: string | undefined,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'DatabaseError';
     this.sqlState = sqlState;
@@ -27,7 +27,11 @@ const TRANSIENT = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
-  '08000', '08003', '08006', '08001', '08004',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
 ]);
 
 export function sqlStateOf(error: unknown): string | undefined {
@@ -42,7 +46,8 @@ export function sqlStateOf(error: unknown): string | undefined {
 /** True when retrying the same work later may succeed. */
 export function isTransientDbError(error: unknown): boolean {
   const state = sqlStateOf(error);
-  if (state !== undefined) return TRANSIENT.has(state) || state.startsWith('08');
+  if (state !== undefined)
+    return TRANSIENT.has(state) || state.startsWith('08');
   // Network-level failures from the driver carry errno codes, not SQLSTATEs.
   if (error && typeof error === 'object' && 'code' in error) {
     const code = String((error as { code: unknown }).code);
@@ -56,12 +61,18 @@ export function translateDbError(error: unknown): unknown {
   if (state === undefined || !(error instanceof Error)) return error;
   switch (state) {
     case '23505':
-      return new ConflictError('a row with the same key already exists', { cause: error });
+      return new ConflictError('a row with the same key already exists', {
+        cause: error,
+      });
     case '23503':
-      return new ConflictError('a referenced row does not exist', { cause: error });
+      return new ConflictError('a referenced row does not exist', {
+        cause: error,
+      });
     case '23514':
     case '22P02':
-      return new ValidationError('a value breaks a database rule', { cause: error });
+      return new ValidationError('a value breaks a database rule', {
+        cause: error,
+      });
     case '42501':
       return new ForbiddenError('not permitted', { cause: error });
     default:

@@ -50,7 +50,10 @@ export async function migrate(
   dir: string,
 ): Promise<MigrateResult> {
   const files = await readMigrations(dir);
-  const client = new pg.Client({ connectionString, application_name: 'migrate' });
+  const client = new pg.Client({
+    connectionString,
+    application_name: 'migrate',
+  });
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
@@ -85,15 +88,20 @@ export async function migrate(
         if (transactional) await client.query('commit');
       } catch (error) {
         if (transactional) await client.query('rollback').catch(() => {});
-        throw new MigrationError(`migration ${file.name} failed: ${(error as Error).message}`, {
-          cause: error,
-        });
+        throw new MigrationError(
+          `migration ${file.name} failed: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
       }
       applied.push(file.name);
     }
     return { applied, alreadyApplied: landed.size };
   } finally {
-    await client.query('select pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    await client
+      .query('select pg_advisory_unlock($1)', [LOCK_KEY])
+      .catch(() => {});
     await client.end();
   }
 }

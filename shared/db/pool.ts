@@ -82,7 +82,8 @@ export async function queryMaybeOne<R extends Row = Row>(
   values: readonly unknown[] = [],
 ): Promise<R | undefined> {
   const rows = await query<R>(db, text, values);
-  if (rows.length > 1) throw new Error(`expected at most one row, got ${rows.length}`);
+  if (rows.length > 1)
+    throw new Error(`expected at most one row, got ${rows.length}`);
   return rows[0];
 }
 

@@ -2,7 +2,7 @@
  * The one Metrics instance: the spec's Prometheus metric names as EMF metrics
  * in the namespace `K8sInventory`. Locally they are EMF lines in the log.
  */
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 export { MetricUnit };
 

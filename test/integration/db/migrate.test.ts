@@ -2,8 +2,8 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../../../shared/db/pool.ts';
 import { migrate } from '../../../shared/db/migrate.ts';
+import { query } from '../../../shared/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 describe('migrate', () => {

@@ -1,0 +1,11 @@
+/** GET /api/v1/clusters/{clusterID}/ingresses */
+
+import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { listIngresses } from '../../shared/inventory/lists.ts';
+import { parseQueryString } from '../../shared/inventory/params.ts';
+
+export const handler = clusterReadHandler(
+  'list-ingresses',
+  ({ db, event }, cluster) =>
+    listIngresses(db, cluster.id, parseQueryString(event.rawQueryString)),
+);

@@ -1,0 +1,11 @@
+/** GET /api/v1/clusters/{clusterID}/network-policies */
+
+import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { listNetworkPolicies } from '../../shared/inventory/lists.ts';
+import { parseQueryString } from '../../shared/inventory/params.ts';
+
+export const handler = clusterReadHandler(
+  'list-network-policies',
+  ({ db, event }, cluster) =>
+    listNetworkPolicies(db, cluster.id, parseQueryString(event.rawQueryString)),
+);

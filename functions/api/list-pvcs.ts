@@ -1,0 +1,11 @@
+/** GET /api/v1/clusters/{clusterID}/pvcs */
+
+import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { listPvcs } from '../../shared/inventory/lists.ts';
+import { parseQueryString } from '../../shared/inventory/params.ts';
+
+export const handler = clusterReadHandler(
+  'list-pvcs',
+  ({ db, event }, cluster) =>
+    listPvcs(db, cluster.id, parseQueryString(event.rawQueryString)),
+);

@@ -1,0 +1,352 @@
+/**
+ * The local stack's HTTP front: what API Gateway's HTTP API (payload 2.0)
+ * and its JWT authorizer do in AWS, on node:http. It matches each request
+ * against the route table, verifies the bearer token against the local key
+ * (shared/auth/local-jwt.ts), builds the same event a Lambda would get
+ * (verified claims in `requestContext.authorizer.jwt.claims`) and calls the
+ * route's `handler` from `functions/api/<name>.ts`.
+ *
+ * A request without a valid token still reaches the handler, without
+ * claims: the handler's authenticate middleware answers 401, so the error
+ * body comes from the one error mapping.
+ */
+import { randomUUID } from 'node:crypto';
+import { access } from 'node:fs/promises';
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  APIGatewayProxyEventV2WithJWTAuthorizer,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+} from 'aws-lambda';
+import {
+  type LocalJwtKey,
+  loadLocalJwtKey,
+  verifyLocalToken,
+} from '../../shared/auth/local-jwt.ts';
+import { getConfig } from '../../shared/config.ts';
+import type { Db } from '../../shared/db/pool.ts';
+import { setDb } from '../../shared/http/context.ts';
+import { toErrorResult } from '../../shared/http/error-middleware.ts';
+import { errorResult, json } from '../../shared/http/response.ts';
+import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
+import { logger } from '../../shared/observability/logger.ts';
+
+export interface ApiServerOptions {
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** The pool every handler uses. */
+  db: Db;
+  /** Where the local JWT key lives (created on first start); default DATA_DIR. */
+  dataDir?: string;
+  /** `GET /healthz` answers 200 while this returns true, else 503. */
+  ready?: () => boolean | Promise<boolean>;
+}
+
+export interface ApiServer {
+  /** `http://host:port`, no trailing slash. */
+  url: string;
+  port: number;
+  /** The key tokens must be signed with (tests sign their own). */
+  jwtKey: LocalJwtKey;
+  close(): Promise<void>;
+}
+
+type Handler = (
+  event: APIGatewayProxyEventV2WithJWTAuthorizer,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2 | string | undefined>;
+
+const FUNCTIONS_DIR = new URL('../../functions/api/', import.meta.url);
+
+export async function startApiServer(
+  options: ApiServerOptions,
+): Promise<ApiServer> {
+  const config = getConfig();
+  const jwtKey = await loadLocalJwtKey(options.dataDir ?? config.DATA_DIR, {
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+  });
+  setDb(options.db);
+  const ready = options.ready ?? (() => true);
+  const compiled = routes.map(compileRoute);
+  const handlers = new Map<string, Promise<Handler | undefined>>();
+
+  const loadHandler = (name: string): Promise<Handler | undefined> => {
+    let handler = handlers.get(name);
+    if (!handler) {
+      handler = importHandler(name);
+      handlers.set(name, handler);
+    }
+    return handler;
+  };
+
+  const server = createServer((req, res) => {
+    serve(req, res).catch((error: unknown) => {
+      write(res, toErrorResult(error));
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    // The body is never read: every route is a GET.
+    req.resume();
+    if (url.pathname === '/healthz' && method === 'GET') {
+      const isReady = await Promise.resolve(ready()).catch(() => false);
+      write(
+        res,
+        isReady
+          ? json(200, { status: 'ok' })
+          : json(503, { status: 'unavailable' }),
+      );
+      return;
+    }
+    const match = matchRoute(compiled, method, url.pathname);
+    if (!match) {
+      write(res, errorResult(404, 'not_found', 'no such route'));
+      return;
+    }
+    const handler = await loadHandler(match.route.name);
+    if (!handler) {
+      write(res, errorResult(501, 'not_implemented', 'route not implemented'));
+      return;
+    }
+    const claims = await verifiedClaims(jwtKey, req.headers.authorization);
+    const event = toEvent(req, url, match, claims);
+    const result = await handler(event, lambdaContext(match.route.name, event));
+    write(res, normalize(result));
+  }
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host =
+    address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logger.info('api server listening', { port: address.port });
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    jwtKey,
+    close: () =>
+      new Promise<void>((resolveClose, reject) => {
+        server.close((error) => (error ? reject(error) : resolveClose()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function importHandler(name: string): Promise<Handler | undefined> {
+  const file = new URL(`${name}.ts`, FUNCTIONS_DIR);
+  try {
+    await access(file);
+  } catch {
+    return undefined;
+  }
+  const module = (await import(file.href)) as { handler?: Handler };
+  if (typeof module.handler !== 'function') {
+    throw new Error(`functions/api/${name}.ts exports no handler`);
+  }
+  return module.handler;
+}
+
+/** Bearer token → verified claims; anything else → no claims. */
+async function verifiedClaims(
+  key: LocalJwtKey,
+  authorization: string | undefined,
+): Promise<Record<string, string> | undefined> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match?.[1]) return undefined;
+  try {
+    return await verifyLocalToken(key, match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+interface CompiledRoute {
+  route: RouteDefinition;
+  segments: readonly string[];
+  /** Literal segments count: the most specific template wins, as in API Gateway. */
+  literals: number;
+}
+
+interface RouteMatch {
+  route: RouteDefinition;
+  pathParameters: Record<string, string>;
+}
+
+function compileRoute(route: RouteDefinition): CompiledRoute {
+  const segments = route.path.split('/').slice(1);
+  return {
+    route,
+    segments,
+    literals: segments.filter((s) => !s.startsWith('{')).length,
+  };
+}
+
+function matchRoute(
+  compiled: readonly CompiledRoute[],
+  method: string,
+  pathname: string,
+): RouteMatch | undefined {
+  const parts = pathname.split('/').slice(1);
+  let best:
+    | { entry: CompiledRoute; params: Record<string, string> }
+    | undefined;
+  for (const entry of compiled) {
+    if (entry.route.method !== method) continue;
+    if (entry.segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const matched = entry.segments.every((segment, i) => {
+      const part = parts[i] ?? '';
+      if (segment.startsWith('{')) {
+        const value = safeDecode(part);
+        if (value === undefined || value === '') return false;
+        params[segment.slice(1, -1)] = value;
+        return true;
+      }
+      return segment === part;
+    });
+    if (matched && (!best || entry.literals > best.entry.literals)) {
+      best = { entry, params };
+    }
+  }
+  return best && { route: best.entry.route, pathParameters: best.params };
+}
+
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API Gateway HTTP API payload 2.0 event of a request. */
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  match: RouteMatch,
+  claims: Record<string, string> | undefined,
+): APIGatewayProxyEventV2WithJWTAuthorizer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers[name.toLowerCase()] = Array.isArray(value)
+      ? value.join(',')
+      : value;
+  }
+  const rawQueryString = url.search.startsWith('?') ? url.search.slice(1) : '';
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) {
+    // API Gateway joins a repeated parameter's values with commas.
+    query[name] = name in query ? `${query[name]},${value}` : value;
+  }
+  const now = Date.now();
+  const routeKey = `${match.route.method} ${match.route.path}`;
+  const event = {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString,
+    cookies: headers.cookie?.split(/;\s*/),
+    headers,
+    queryStringParameters: rawQueryString === '' ? undefined : query,
+    pathParameters:
+      Object.keys(match.pathParameters).length === 0
+        ? undefined
+        : match.pathParameters,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: match.route.method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+      ...(claims && {
+        authorizer: {
+          principalId: '',
+          integrationLatency: 0,
+          jwt: { claims, scopes: [] },
+        },
+      }),
+    },
+  };
+  return event as APIGatewayProxyEventV2WithJWTAuthorizer;
+}
+
+function lambdaContext(
+  name: string,
+  event: APIGatewayProxyEventV2WithJWTAuthorizer,
+): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: event.requestContext.requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/** A handler's result as API Gateway reads it (a bare value is JSON). */
+function normalize(
+  result: APIGatewayProxyStructuredResultV2 | string | undefined,
+): APIGatewayProxyStructuredResultV2 {
+  if (typeof result === 'string') {
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: result,
+    };
+  }
+  if (result !== undefined && 'statusCode' in result) return result;
+  return json(200, result ?? null);
+}
+
+function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
+  if (res.headersSent) return;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) {
+    headers[name] = String(value);
+  }
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  const body =
+    result.body === undefined
+      ? ''
+      : result.isBase64Encoded
+        ? Buffer.from(result.body, 'base64')
+        : result.body;
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(body);
+}

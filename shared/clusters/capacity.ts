@@ -1,0 +1,134 @@
+/**
+ * The capacity block and health counts of a set of clusters, in one grouped
+ * statement: the summary's `capacity` and List Clusters' `include=capacity`
+ * both come from CLUSTER_CAPACITY_SQL, so the two can never disagree.
+ *
+ * - Requests and limits (the sync's precomputed effective values) count only
+ *   pods not in Succeeded/Failed; a pod without a phase counts.
+ * - Usage comes from metrics-server (k8s_nodes.usage_*). A node reports when
+ *   its usage is above 0 (a stored 0 is a legacy "no data"); the used figures
+ *   sum only reporting nodes, are null when none reports, never 0, and pair
+ *   with the allocatable of those same nodes (*_allocatable_reporting_*).
+ * - pods_not_running: phases other than Running and Succeeded, a missing
+ *   phase included (Pending + Failed + Unknown).
+ * - warning_events_1h: Warning event objects last seen within the hour of
+ *   the database's clock; repeats folded into one object count once.
+ */
+import { type Queryable, query } from '../db/pool.ts';
+
+export interface CapacityBlock {
+  cpu_allocatable_millicores: number;
+  cpu_requested_millicores: number;
+  cpu_limits_millicores: number;
+  cpu_used_millicores: number | null;
+  cpu_allocatable_reporting_millicores: number;
+  cpu_usage_nodes: number;
+  mem_allocatable_bytes: number;
+  mem_requested_bytes: number;
+  mem_limits_bytes: number;
+  mem_used_bytes: number | null;
+  mem_allocatable_reporting_bytes: number;
+  mem_usage_nodes: number;
+  pods_allocatable: number;
+  pods_running: number;
+  nodes_total: number;
+}
+
+export interface ClusterHealthCounts {
+  capacity: CapacityBlock;
+  pods_not_running: number;
+  warning_events_1h: number;
+}
+
+export const CLUSTER_CAPACITY_SQL = `
+  with node_sums as (
+    select cluster_id,
+           count(*) as nodes_total,
+           sum(allocatable_cpu_millicores) as cpu_allocatable,
+           sum(allocatable_memory_bytes) as mem_allocatable,
+           sum(allocatable_pods) as pods_allocatable,
+           sum(usage_cpu_millicores) filter (where usage_cpu_millicores > 0) as cpu_used,
+           sum(allocatable_cpu_millicores) filter (where usage_cpu_millicores > 0) as cpu_allocatable_reporting,
+           count(*) filter (where usage_cpu_millicores > 0) as cpu_usage_nodes,
+           sum(usage_memory_bytes) filter (where usage_memory_bytes > 0) as mem_used,
+           sum(allocatable_memory_bytes) filter (where usage_memory_bytes > 0) as mem_allocatable_reporting,
+           count(*) filter (where usage_memory_bytes > 0) as mem_usage_nodes
+      from k8s_nodes
+     where cluster_id = any($1::uuid[])
+     group by cluster_id
+  ), pod_sums as (
+    select cluster_id,
+           sum(cpu_requests_millicores) filter (where active) as cpu_requested,
+           sum(cpu_limits_millicores) filter (where active) as cpu_limits,
+           sum(memory_requests_bytes) filter (where active) as mem_requested,
+           sum(memory_limits_bytes) filter (where active) as mem_limits,
+           count(*) filter (where phase = 'Running') as pods_running,
+           count(*) filter (where phase is distinct from 'Running'
+                              and phase is distinct from 'Succeeded') as pods_not_running
+      from (select cluster_id, phase, cpu_requests_millicores,
+                   cpu_limits_millicores, memory_requests_bytes,
+                   memory_limits_bytes,
+                   coalesce(phase not in ('Succeeded', 'Failed'), true) as active
+              from k8s_pods
+             where cluster_id = any($1::uuid[])) p
+     group by cluster_id
+  ), warnings as (
+    select cluster_id, count(*) as warning_events_1h
+      from k8s_events
+     where cluster_id = any($1::uuid[])
+       and type = 'Warning'
+       and last_seen >= now() - interval '1 hour'
+     group by cluster_id
+  )
+  select c.id as cluster_id,
+         coalesce(n.cpu_allocatable, 0) as cpu_allocatable_millicores,
+         coalesce(p.cpu_requested, 0) as cpu_requested_millicores,
+         coalesce(p.cpu_limits, 0) as cpu_limits_millicores,
+         n.cpu_used as cpu_used_millicores,
+         coalesce(n.cpu_allocatable_reporting, 0) as cpu_allocatable_reporting_millicores,
+         coalesce(n.cpu_usage_nodes, 0) as cpu_usage_nodes,
+         coalesce(n.mem_allocatable, 0) as mem_allocatable_bytes,
+         coalesce(p.mem_requested, 0) as mem_requested_bytes,
+         coalesce(p.mem_limits, 0) as mem_limits_bytes,
+         n.mem_used as mem_used_bytes,
+         coalesce(n.mem_allocatable_reporting, 0) as mem_allocatable_reporting_bytes,
+         coalesce(n.mem_usage_nodes, 0) as mem_usage_nodes,
+         coalesce(n.pods_allocatable, 0) as pods_allocatable,
+         coalesce(p.pods_running, 0) as pods_running,
+         coalesce(n.nodes_total, 0) as nodes_total,
+         coalesce(p.pods_not_running, 0) as pods_not_running,
+         coalesce(w.warning_events_1h, 0) as warning_events_1h
+    from clusters c
+    left join node_sums n on n.cluster_id = c.id
+    left join pod_sums p on p.cluster_id = c.id
+    left join warnings w on w.cluster_id = c.id
+   where c.id = any($1::uuid[])`;
+
+type CapacityRow = CapacityBlock & {
+  [column: string]: unknown;
+  cluster_id: string;
+  pods_not_running: number;
+  warning_events_1h: number;
+};
+
+/**
+ * The capacity and health counts of each of `clusterIds` that still exists
+ * (a cluster deleted meanwhile is simply missing from the map).
+ */
+export async function listClusterHealthCounts(
+  db: Queryable,
+  clusterIds: readonly string[],
+): Promise<Map<string, ClusterHealthCounts>> {
+  const counts = new Map<string, ClusterHealthCounts>();
+  if (clusterIds.length === 0) return counts;
+  const rows = await query<CapacityRow>(db, CLUSTER_CAPACITY_SQL, [clusterIds]);
+  for (const {
+    cluster_id,
+    pods_not_running,
+    warning_events_1h,
+    ...capacity
+  } of rows) {
+    counts.set(cluster_id, { capacity, pods_not_running, warning_events_1h });
+  }
+  return counts;
+}

@@ -1,0 +1,62 @@
+/**
+ * The cluster lists' one domain function: a scoped page of clusters, with
+ * each item's capacity and health counts when asked (one grouped statement
+ * for exactly the page's clusters, after the tenant scope was applied).
+ */
+import {
+  type AccessContext,
+  narrowScopeToClient,
+  type Scope,
+} from '../auth/access.ts';
+import type { Db } from '../db/pool.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
+import { isUuid } from '../http/ids.ts';
+import type { PageMeta } from '../http/paging.ts';
+import { listClusterHealthCounts } from './capacity.ts';
+import type { ClusterListQuery } from './list-query.ts';
+import {
+  type ClusterListFilter,
+  type ClusterListItem,
+  listClusters,
+} from './repo.ts';
+
+export async function listClusterPage(
+  db: Db,
+  scope: Scope,
+  query: ClusterListQuery,
+  within: ClusterListFilter = {},
+): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
+  const page = await listClusters(
+    db,
+    scope,
+    [within, query.filter],
+    query.paging,
+  );
+  if (!query.includeCapacity) return page;
+  const counts = await listClusterHealthCounts(
+    db,
+    page.items.map((item) => item.id),
+  );
+  // A cluster deleted between the two reads keeps its item, without counts.
+  const items = page.items.map((item) => ({ ...item, ...counts.get(item.id) }));
+  return { items, meta: page.meta };
+}
+
+/**
+ * The assets:read scope inside the path's client. The caller must hold
+ * assets:read somewhere in that client (client-wide or on one of its
+ * environments), else 403; an id that is not a UUID names nothing (404).
+ */
+export function clientReadScope(
+  access: AccessContext,
+  clientId: string | undefined,
+): { clientId: string; scope: Scope } {
+  if (!isUuid(clientId)) throw new NotFoundError('client not found');
+  if (!access.canInClient('assets:read', clientId)) {
+    throw new ForbiddenError('missing assets:read on the client');
+  }
+  return {
+    clientId,
+    scope: narrowScopeToClient(access.scopeFor('assets:read'), clientId),
+  };
+}

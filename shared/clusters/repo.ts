@@ -1,0 +1,167 @@
+/**
+ * Cluster rows: the full record (Get Cluster) and the scoped, paged list
+ * (List Clusters and its client- and environment-scoped forms).
+ */
+import type { Scope } from '../auth/access.ts';
+import { scopeCondition } from '../auth/scope-sql.ts';
+import { SqlParams } from '../db/params.ts';
+import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
+import {
+  offsetOf,
+  type PageMeta,
+  type Paging,
+  pageMeta,
+} from '../http/paging.ts';
+import { containsPattern } from '../http/search.ts';
+
+export const CLUSTER_STATUSES = [
+  'healthy',
+  'degraded',
+  'unreachable',
+  'unknown',
+] as const;
+
+/** Get Cluster's record: metadata, cloud context, agent and counts. */
+export interface ClusterRecord {
+  id: string;
+  asset_id: string;
+  client_id: string;
+  environment_id: string;
+  agent_id: string;
+  name: string;
+  display_name: string | null;
+  slug: string;
+  uid: string | null;
+  version: string | null;
+  platform: string | null;
+  distribution: string | null;
+  api_server_url: string | null;
+  cluster_cidr: string | null;
+  service_cidr: string | null;
+  dns_domain: string | null;
+  cloud_provider: string | null;
+  cloud_region: string | null;
+  cloud_account_id: string | null;
+  status: string;
+  agent_status: string;
+  agent_version: string | null;
+  node_count: number;
+  namespace_count: number;
+  workload_count: number;
+  last_seen_at: Date | null;
+  collection: unknown;
+  created_at: Date;
+  updated_at: Date;
+  [column: string]: unknown;
+}
+
+const FIND_CLUSTER_SQL = `
+  select id, asset_id, client_id, environment_id, agent_id, name,
+         display_name, slug, uid, version, platform, distribution,
+         api_server_url, cluster_cidr, service_cidr, dns_domain,
+         cloud_provider, cloud_region, cloud_account_id, status,
+         agent_status, agent_version, node_count, namespace_count,
+         workload_count, last_seen_at, collection, created_at, updated_at
+    from clusters
+   where id = $1`;
+
+export function findCluster(
+  db: Queryable,
+  clusterId: string,
+): Promise<ClusterRecord | undefined> {
+  return queryMaybeOne<ClusterRecord>(db, FIND_CLUSTER_SQL, [clusterId]);
+}
+
+/** One item of the clusters list. */
+export interface ClusterListItem {
+  id: string;
+  asset_id: string;
+  client_id: string;
+  environment_id: string;
+  name: string;
+  display_name: string | null;
+  slug: string;
+  version: string | null;
+  platform: string | null;
+  status: string;
+  agent_status: string;
+  node_count: number;
+  namespace_count: number;
+  workload_count: number;
+  last_seen_at: Date | null;
+  [column: string]: unknown;
+}
+
+export interface ClusterListFilter {
+  clientId?: string | undefined;
+  environmentId?: string | undefined;
+  status?: string | undefined;
+  /** Case-insensitive substring of the name, matched literally. */
+  search?: string | undefined;
+}
+
+const LIST_COLUMNS = `c.id, c.asset_id, c.client_id, c.environment_id,
+  c.name, c.display_name, c.slug, c.version, c.platform, c.status,
+  c.agent_status, c.node_count, c.namespace_count, c.workload_count,
+  c.last_seen_at`;
+
+/**
+ * The clusters inside `scope` matching every filter (each narrows, none
+ * widens), ordered by name, one page of them, and the total.
+ */
+export async function listClusters(
+  db: Queryable,
+  scope: Scope,
+  filters: readonly ClusterListFilter[],
+  paging: Paging,
+): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
+  const params = new SqlParams();
+  const where = [
+    scopeCondition(scope, params, {
+      client: 'c.client_id',
+      environment: 'c.environment_id',
+    }),
+  ];
+  for (const filter of filters) {
+    if (filter.clientId !== undefined) {
+      where.push(`c.client_id = ${params.add(filter.clientId)}`);
+    }
+    if (filter.environmentId !== undefined) {
+      where.push(`c.environment_id = ${params.add(filter.environmentId)}`);
+    }
+    if (filter.status !== undefined) {
+      where.push(`c.status = ${params.add(filter.status)}`);
+    }
+    if (filter.search !== undefined) {
+      where.push(
+        `c.name ilike ${params.add(containsPattern(filter.search))} escape '\\'`,
+      );
+    }
+  }
+  const condition = where.join(' and ');
+  const limit = params.add(paging.perPage);
+  const offset = params.add(offsetOf(paging));
+  const rows = await query<ClusterListItem & { total: number }>(
+    db,
+    `select ${LIST_COLUMNS}, count(*) over () as total
+       from clusters c
+      where ${condition}
+      order by lower(c.name), c.id
+      limit ${limit} offset ${offset}`,
+    params.values,
+  );
+  let total = rows[0]?.total;
+  if (total === undefined) {
+    // A page past the end has no row to carry the window count.
+    const counted = await query<{ total: number }>(
+      db,
+      `select count(*) as total from clusters c where ${condition}`,
+      params.values.slice(0, -2),
+    );
+    total = counted[0]?.total ?? 0;
+  }
+  const items = rows.map(
+    ({ total: _total, ...item }) => item as ClusterListItem,
+  );
+  return { items, meta: pageMeta(total, paging) };
+}

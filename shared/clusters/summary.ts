@@ -1,0 +1,188 @@
+/**
+ * Cluster Summary: a health digest of one cluster from PostgreSQL, every
+ * section read in one read-only, repeatable-read transaction so they all
+ * describe the same snapshot. Lists are capped; the counts are exact; every
+ * list is [] when empty; generated_at is the database's time of the snapshot
+ * (the transaction's now(), which also anchors the "past hour" and "more
+ * than 5 minutes" windows).
+ */
+import { type Db, queryOne, withTransaction } from '../db/pool.ts';
+import { NotFoundError } from '../errors.ts';
+import { type CapacityBlock, listClusterHealthCounts } from './capacity.ts';
+
+export interface ClusterSummary {
+  nodes: {
+    total: number;
+    ready: number;
+    not_ready: number;
+    with_metrics: number;
+  };
+  not_ready_nodes: string[];
+  pods: {
+    total: number;
+    running: number;
+    pending: number;
+    succeeded: number;
+    failed: number;
+    unknown: number;
+  };
+  waiting: { reason: string; count: number }[];
+  pending_long: { namespace: string; name: string; age_seconds: number }[];
+  top_restarters: {
+    namespace: string;
+    name: string;
+    workload_kind: string | null;
+    workload: string | null;
+    restarts: number;
+  }[];
+  workloads_not_ready: {
+    id: string;
+    kind: string;
+    namespace: string;
+    name: string;
+    ready: number;
+    desired: number;
+  }[];
+  capacity: CapacityBlock;
+  warning_events_1h: number;
+  top_warning_reasons: { reason: string; count: number }[];
+  generated_at: Date;
+}
+
+export const SUMMARY_LIMITS = {
+  notReadyNodes: 10,
+  waitingReasons: 10,
+  pendingLong: 10,
+  topRestarters: 5,
+  workloadsNotReady: 10,
+  topWarningReasons: 5,
+} as const;
+
+// $1 cluster id. with_metrics: nodes linked to a host of the cluster's own
+// environment, the rule ingest links by; a link to a host since moved to
+// another environment does not count. Waiting containers are counted per
+// container (init containers included), a missing reason as "Unknown".
+const SUMMARY_SQL = `
+  with node_rows as (
+    select n.name, n.status, h.id as linked_host
+      from k8s_nodes n
+      left join clusters c on c.id = n.cluster_id
+      left join hosts h on h.id = n.host_id and h.environment_id = c.environment_id
+     where n.cluster_id = $1
+  ), pod_rows as (
+    select namespace, name, phase, restart_count, workload_kind,
+           workload_name, coalesce(pending_since, created_at) as pending_from,
+           case when jsonb_typeof(containers) = 'array' then containers
+                else '[]'::jsonb end as containers
+      from k8s_pods
+     where cluster_id = $1
+  )
+  select
+    now() as generated_at,
+    (select json_build_object(
+              'total', count(*),
+              'ready', count(*) filter (where status = 'Ready'),
+              'not_ready', count(*) filter (where status is distinct from 'Ready'),
+              'with_metrics', count(linked_host))
+       from node_rows) as nodes,
+    (select coalesce(json_agg(name order by name), '[]')
+       from (select name from node_rows
+              where status is distinct from 'Ready'
+              order by name limit ${SUMMARY_LIMITS.notReadyNodes}) x) as not_ready_nodes,
+    (select json_build_object(
+              'total', count(*),
+              'running', count(*) filter (where phase = 'Running'),
+              'pending', count(*) filter (where phase = 'Pending'),
+              'succeeded', count(*) filter (where phase = 'Succeeded'),
+              'failed', count(*) filter (where phase = 'Failed'),
+              'unknown', count(*) filter (where phase is null or phase not in
+                                          ('Running', 'Pending', 'Succeeded', 'Failed')))
+       from pod_rows) as pods,
+    (select coalesce(json_agg(json_build_object('reason', reason, 'count', n)
+                              order by n desc, reason), '[]')
+       from (select coalesce(ct ->> 'waiting_reason', 'Unknown') as reason,
+                    count(*) as n
+               from pod_rows p
+              cross join lateral jsonb_array_elements(p.containers) ct
+              where ct ->> 'state' = 'waiting'
+              group by 1
+              order by n desc, reason
+              limit ${SUMMARY_LIMITS.waitingReasons}) x) as waiting,
+    (select coalesce(json_agg(json_build_object(
+                       'namespace', namespace, 'name', name,
+                       'age_seconds', age_seconds)
+                     order by pending_from, namespace, name), '[]')
+       from (select namespace, name, pending_from,
+                    floor(extract(epoch from now() - pending_from))::bigint as age_seconds
+               from pod_rows
+              where phase = 'Pending'
+                and pending_from < now() - interval '5 minutes'
+              order by pending_from, namespace, name
+              limit ${SUMMARY_LIMITS.pendingLong}) x) as pending_long,
+    (select coalesce(json_agg(json_build_object(
+                       'namespace', namespace, 'name', name,
+                       'workload_kind', workload_kind, 'workload', workload_name,
+                       'restarts', restart_count)
+                     order by restart_count desc, namespace, name), '[]')
+       from (select namespace, name, workload_kind, workload_name, restart_count
+               from pod_rows
+              where restart_count > 0
+              order by restart_count desc, namespace, name
+              limit ${SUMMARY_LIMITS.topRestarters}) x) as top_restarters,
+    (select coalesce(json_agg(json_build_object(
+                       'id', id, 'kind', kind, 'namespace', namespace,
+                       'name', name, 'ready', ready, 'desired', desired)
+                     order by desired - ready desc, namespace, kind, name, id), '[]')
+       from (select id, kind, namespace, name,
+                    coalesce(replicas_ready, 0) as ready,
+                    replicas_desired as desired
+               from k8s_workloads
+              where cluster_id = $1
+                and coalesce(replicas_ready, 0) < replicas_desired
+              order by replicas_desired - coalesce(replicas_ready, 0) desc,
+                       namespace, kind, name, id
+              limit ${SUMMARY_LIMITS.workloadsNotReady}) x) as workloads_not_ready,
+    (select coalesce(json_agg(json_build_object('reason', reason, 'count', n)
+                              order by n desc, reason), '[]')
+       from (select coalesce(reason, 'Unknown') as reason, count(*) as n
+               from k8s_events
+              where cluster_id = $1
+                and type = 'Warning'
+                and last_seen >= now() - interval '1 hour'
+              group by 1
+              order by n desc, reason
+              limit ${SUMMARY_LIMITS.topWarningReasons}) x) as top_warning_reasons`;
+
+type SummaryRow = Omit<ClusterSummary, 'capacity' | 'warning_events_1h'>;
+
+export function getClusterSummary(
+  db: Db,
+  clusterId: string,
+): Promise<ClusterSummary> {
+  return withTransaction(
+    db,
+    async (tx) => {
+      const summary = await queryOne<SummaryRow>(tx, SUMMARY_SQL, [clusterId]);
+      // The same statement as List Clusters' include=capacity.
+      const counts = (await listClusterHealthCounts(tx, [clusterId])).get(
+        clusterId,
+      );
+      // Deleted since the caller's access was checked.
+      if (!counts) throw new NotFoundError('cluster not found');
+      return {
+        nodes: summary.nodes,
+        not_ready_nodes: summary.not_ready_nodes,
+        pods: summary.pods,
+        waiting: summary.waiting,
+        pending_long: summary.pending_long,
+        top_restarters: summary.top_restarters,
+        workloads_not_ready: summary.workloads_not_ready,
+        capacity: counts.capacity,
+        warning_events_1h: counts.warning_events_1h,
+        top_warning_reasons: summary.top_warning_reasons,
+        generated_at: summary.generated_at,
+      };
+    },
+    { mode: 'ISOLATION LEVEL REPEATABLE READ, READ ONLY' },
+  );
+}

@@ -1,0 +1,37 @@
+/**
+ * The API's response bodies: `{"data": ..., "meta"?: ...}` on success and
+ * `{"error": {"code", "message", "details"?}}` on failure, always JSON.
+ */
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
+export type ApiResult = APIGatewayProxyStructuredResultV2;
+
+const JSON_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+};
+
+export function json(statusCode: number, body: unknown): ApiResult {
+  return {
+    statusCode,
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify(body),
+  };
+}
+
+/** 200 with `data`, and `meta` when given. */
+export function ok(data: unknown, meta?: object): ApiResult {
+  return json(200, meta === undefined ? { data } : { data, meta });
+}
+
+export function errorResult(
+  statusCode: number,
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+): ApiResult {
+  return json(statusCode, {
+    error:
+      details === undefined ? { code, message } : { code, message, details },
+  });
+}

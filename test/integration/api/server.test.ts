@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  loadLocalJwtKey,
+  signLocalToken,
+} from '../../../shared/auth/local-jwt.ts';
+import { createPool, type Db, query } from '../../../shared/db/pool.ts';
+import { logger } from '../../../shared/observability/logger.ts';
+import {
+  insertClient,
+  insertCluster,
+  insertEnvironment,
+  insertGrant,
+} from '../../helpers/api-fixtures.ts';
+import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+
+describe('local api server', () => {
+  let database: TestDatabase;
+  let api: TestApi;
+  let ready = true;
+  let clusterId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    api = await startTestApi(database.db, { ready: () => ready });
+    const clientId = await insertClient(database.db, 'acme');
+    const environmentId = await insertEnvironment(
+      database.db,
+      clientId,
+      'production',
+    );
+    clusterId = await insertCluster(database.db, {
+      clientId,
+      environmentId,
+      name: 'k8s-prod-01',
+    });
+    await insertGrant(database.db, {
+      email: 'Alice@Example.test',
+      role: 'viewer',
+      clientId,
+    });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await database?.drop();
+  });
+
+  it('answers /healthz 200 while ready and 503 while not', async () => {
+    // Act
+    const up = await api.get('/healthz');
+    ready = false;
+    const down = await api.get('/healthz');
+    ready = true;
+
+    // Assess
+    expect(up).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(down.status).toBe(503);
+  });
+
+  it('answers an unknown path with a 404 JSON error', async () => {
+    // Act
+    const response = await api.get('/api/v1/nope');
+
+    // Assess
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    expect(response.body).toEqual({
+      error: { code: 'not_found', message: 'no such route' },
+    });
+  });
+
+  it('authenticates by email case-insensitively against the grants', async () => {
+    // Prepare
+    const token = await api.token('alice@example.TEST');
+
+    // Act
+    const response = await api.get(`/api/v1/clusters/${clusterId}`, token);
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.body.data.id).toBe(clusterId);
+  });
+
+  it.each([
+    [
+      'an expired token',
+      async () =>
+        `Bearer ${await api.token('alice@example.test', { ttlSeconds: -60 })}`,
+    ],
+    [
+      'a token signed by another key',
+      async () => `Bearer ${await api.foreignToken('alice@example.test')}`,
+    ],
+    [
+      'a token for another audience',
+      async () => {
+        const key = await loadLocalJwtKey(api.dataDir, {
+          audience: 'someone-else',
+        });
+        return `Bearer ${await signLocalToken(key, { email: 'alice@example.test', sub: 'a', ttlSeconds: 60 })}`;
+      },
+    ],
+    ['a malformed token', async () => 'Bearer not.a.jwt'],
+    ['another scheme', async () => 'Basic YWxpY2U6c2VjcmV0'],
+    ['no token', async () => ''],
+  ])('refuses %s with 401 unauthorized', async (_, authorization) => {
+    // Prepare
+    const header = await authorization();
+
+    // Act
+    const response = await fetch(`${api.server.url}/api/v1/clusters`, {
+      headers: header ? { authorization: header } : {},
+    });
+
+    // Assess
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({
+      error: { code: 'unauthorized', message: 'authentication required' },
+    });
+  });
+
+  it('gives a caller without an email claim no grants (403)', async () => {
+    // Prepare
+    const key = await loadLocalJwtKey(api.dataDir);
+    const token = await signLocalToken(key, {
+      sub: 'service-account',
+      ttlSeconds: 60,
+    });
+
+    // Act
+    const response = await api.get('/api/v1/clusters', token);
+
+    // Assess
+    expect(response.status).toBe(403);
+    expect(response.body.error.code).toBe('forbidden');
+  });
+
+  it('routes a literal segment before a path parameter', async () => {
+    // Prepare
+    const token = await api.token('alice@example.test');
+
+    // Act: /summary is a route of its own, not a cluster id.
+    const response = await api.get(
+      `/api/v1/clusters/${clusterId}/summary`,
+      token,
+    );
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.body.data).toHaveProperty('generated_at');
+  });
+});
+
+describe('error responses', () => {
+  let database: TestDatabase;
+  let emptyDb: Db;
+  let api: TestApi;
+  const emptyName = `k8s_inventory_empty_${process.pid}_${Date.now()}`;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // A database without the schema: every handler's first query fails.
+    await query(database.db, `create database ${emptyName}`);
+    const url = new URL(database.url);
+    url.pathname = `/${emptyName}`;
+    emptyDb = createPool({ connectionString: url.toString(), max: 2 });
+    api = await startTestApi(emptyDb);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await emptyDb?.end();
+    await query(
+      database.db,
+      `drop database if exists ${emptyName} with (force)`,
+    );
+    await database?.drop();
+  });
+
+  it('answers a failure it did not expect with a generic 500 and logs it', async () => {
+    // Prepare
+    const logged = vi.spyOn(logger, 'error');
+    const token = await api.token('alice@example.test');
+
+    // Act
+    const response = await api.get(
+      '/api/v1/clusters?search=secret-value',
+      token,
+    );
+
+    // Assess
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({
+      error: { code: 'internal_error', message: 'internal server error' },
+    });
+    expect(logged).toHaveBeenCalled();
+    logged.mockRestore();
+  });
+});
