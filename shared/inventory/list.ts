@@ -1,0 +1,254 @@
+/**
+ * Search, sort, filters and paging, implemented once for every inventory
+ * list. A list is a {@link ListDefinition}: a row of constants naming its
+ * table, its record schema (whose keys are the selected columns), its sort
+ * keys and the SQL expressions behind them, its filters and their columns,
+ * and its usual order. {@link runList} turns a definition and the caller's
+ * parameters into one parameterized statement.
+ *
+ * Every identifier and SQL fragment comes from a definition; nothing from a
+ * request is ever spliced into SQL: values travel as `$n` parameters, and a
+ * sort key is looked up in the definition, which refuses a key it does not
+ * know (a second check after parseSort's).
+ */
+import type { z } from 'zod';
+import { type Queryable, query, type Row } from '../db/pool.ts';
+import {
+  containsPattern,
+  type FilterRule,
+  type Paging,
+  parsePaging,
+  parseSearch,
+  parseSort,
+  type QueryParams,
+  readParam,
+  type SortSpec,
+  unknownSortKeyError,
+} from './params.ts';
+
+/** What a sort key compares: SQL expressions over the list's table. */
+export interface SortKey {
+  /** Compared in order, each in the requested direction, nulls last. */
+  readonly exprs: readonly string[];
+  /**
+   * The key ascends when its expressions descend: `age` is a timestamp, and
+   * age ascending is youngest first.
+   */
+  readonly inverted?: boolean;
+}
+
+export interface ListFilter {
+  /** The column compared for equality with the parameter's value. */
+  readonly column: string;
+  readonly rule: FilterRule;
+}
+
+export interface ListDefinition<R extends z.ZodObject = z.ZodObject> {
+  readonly table: string;
+  /** The record; its keys are the columns selected, in order. */
+  readonly record: R;
+  /** q searches name and namespace (the ten resource lists). */
+  readonly search: boolean;
+  /** The sort allow-list: query key to what it compares. */
+  readonly sortKeys: Readonly<Record<string, SortKey>>;
+  /** Equality filters: query parameter to column. */
+  readonly filters: Readonly<Record<string, ListFilter>>;
+  /** ORDER BY items with no sort; the last ones make the order total. */
+  readonly defaultOrder: readonly string[];
+  /** A fixed predicate every read of the list applies. */
+  readonly where?: string;
+  /** Child reads: scope name to the column holding the parent's id. */
+  readonly scopes?: Readonly<Record<string, string>>;
+}
+
+/** Ties under a sort are broken by these, so pages never overlap. */
+export const TIE_BREAK = ['namespace', 'name', 'id'] as const;
+
+export interface ListMeta {
+  total: number;
+  page: number;
+  per_page: number;
+}
+
+export interface ListPage<T> {
+  data: T[];
+  meta: ListMeta;
+}
+
+/** A child read's parent: the scope's name in the definition and its id. */
+export interface ListScope {
+  name: string;
+  id: string;
+}
+
+export interface ListQuery {
+  search?: string | undefined;
+  sort?: SortSpec | undefined;
+  /** Checked filter values by parameter name. */
+  filters: Readonly<Record<string, string>>;
+  scope?: ListScope | undefined;
+  paging: Paging;
+}
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * The SELECT list for a record schema: its keys, in order, each a column of
+ * the same name unless `expressions` gives the SQL that computes it.
+ */
+export function columnsOf(
+  record: z.ZodObject,
+  expressions: Readonly<Record<string, string>> = {},
+): string {
+  return Object.keys(record.shape)
+    .map((key) =>
+      Object.hasOwn(expressions, key) ? `${expressions[key]} as ${key}` : key,
+    )
+    .join(', ');
+}
+
+/** The ORDER BY clause for a sort, or the list's usual order. */
+export function orderClause(
+  definition: ListDefinition,
+  sort: SortSpec | undefined,
+): string {
+  if (sort === undefined) return definition.defaultOrder.join(', ');
+  // Object.hasOwn: a key such as "constructor" is not a sort key.
+  const key = Object.hasOwn(definition.sortKeys, sort.key)
+    ? definition.sortKeys[sort.key]
+    : undefined;
+  if (key === undefined) {
+    throw unknownSortKeyError(Object.keys(definition.sortKeys));
+  }
+  const direction =
+    sort.descending !== (key.inverted ?? false) ? 'desc' : 'asc';
+  return [
+    ...key.exprs.map((expr) => `${expr} ${direction} nulls last`),
+    ...TIE_BREAK,
+  ].join(', ');
+}
+
+/**
+ * One statement for a page and its total, so both come from one snapshot in
+ * one round trip:
+ *
+ *   select page.*, total.n as total_count
+ *   from (select count(*) ...) total
+ *   left join lateral (select ..., row_number() over (order by O) as position
+ *                      ... order by O limit $a offset $b) page on true
+ *   order by page.position
+ *
+ * The count runs on its own (an index-only scan when only the cluster and
+ * indexed filters apply), so the page can stop after `limit` rows when an
+ * index gives the order; a window count over the page query would read
+ * every row of the cluster first. A page past the end still returns the
+ * total: one row whose page columns are null.
+ */
+export function buildListQuery(
+  definition: ListDefinition,
+  clusterId: string,
+  input: ListQuery,
+): Statement {
+  const values: unknown[] = [clusterId];
+  const where = ['cluster_id = $1'];
+  for (const [param, value] of Object.entries(input.filters)) {
+    const filter = Object.hasOwn(definition.filters, param)
+      ? definition.filters[param]
+      : undefined;
+    if (filter === undefined) throw new Error(`unknown filter ${param}`);
+    values.push(value);
+    where.push(`${filter.column} = $${values.length}`);
+  }
+  if (input.scope !== undefined) {
+    const scopes = definition.scopes ?? {};
+    const column = Object.hasOwn(scopes, input.scope.name)
+      ? scopes[input.scope.name]
+      : undefined;
+    if (column === undefined) {
+      throw new Error(`unknown scope ${input.scope.name}`);
+    }
+    values.push(input.scope.id);
+    where.push(`${column} = $${values.length}`);
+  }
+  if (definition.where !== undefined) where.push(definition.where);
+  if (input.search !== undefined) {
+    if (!definition.search) throw new Error('this list has no search');
+    values.push(containsPattern(input.search));
+    const n = values.length;
+    where.push(
+      `(name ilike $${n} escape '\\' or namespace ilike $${n} escape '\\')`,
+    );
+  }
+  const from = `from ${definition.table} where ${where.join(' and ')}`;
+  const order = orderClause(definition, input.sort);
+  values.push(input.paging.perPage, input.paging.offset);
+  const limit = `limit $${values.length - 1} offset $${values.length}`;
+  return {
+    text: [
+      'select page.*, total.n as total_count',
+      `from (select count(*) as n ${from}) total`,
+      'left join lateral (',
+      `  select ${columnsOf(definition.record)},`,
+      `    row_number() over (order by ${order}) as position`,
+      `  ${from}`,
+      `  order by ${order}`,
+      `  ${limit}`,
+      ') page on true',
+      'order by page.position',
+    ].join('\n'),
+    values,
+  };
+}
+
+/**
+ * Reads and checks the list's parameters: q and sort (when the list has
+ * them), its filters, page and per_page. An empty filter value counts as
+ * absent, as an empty q or sort does.
+ */
+export function parseListQuery(
+  definition: ListDefinition,
+  params: QueryParams,
+): ListQuery {
+  const search = definition.search ? parseSearch(params) : undefined;
+  const sortKeys = Object.keys(definition.sortKeys);
+  const sort = sortKeys.length > 0 ? parseSort(params, sortKeys) : undefined;
+  const filters: Record<string, string> = {};
+  for (const [param, filter] of Object.entries(definition.filters)) {
+    const value = readParam(params, param);
+    if (value !== undefined && value !== '') {
+      filters[param] = filter.rule(value, param);
+    }
+  }
+  return { search, sort, filters, paging: parsePaging(params) };
+}
+
+/**
+ * One page of a list, for a cluster the caller was already allowed to read.
+ * `scope` narrows it to one parent's children (a node's or a workload's
+ * pods); the caller checks that the parent belongs to the cluster.
+ */
+export async function runList<R extends z.ZodObject>(
+  db: Queryable,
+  definition: ListDefinition<R>,
+  clusterId: string,
+  params: QueryParams,
+  scope?: ListScope,
+): Promise<ListPage<z.output<R>>> {
+  const input = { ...parseListQuery(definition, params), scope };
+  const statement = buildListQuery(definition, clusterId, input);
+  const rows = await query<Row & { total_count: number; position: unknown }>(
+    db,
+    statement.text,
+    statement.values,
+  );
+  const total = rows[0]?.total_count ?? 0;
+  return {
+    data: rows
+      .filter((row) => row.position !== null)
+      .map((row) => definition.record.parse(row) as z.output<R>),
+    meta: { total, page: input.paging.page, per_page: input.paging.perPage },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * A cluster's nodes: the node list, one node, the Nodes tab's capacity table
+ * (spec: "Node Capacity") and a node's pods. Every read filters by the
+ * cluster id as well as the node's own id, so a node of another cluster is
+ * a 404 even when its id is known.
+ */
+
+import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
+import { NotFoundError } from '../errors.ts';
+import { columnsOf, type ListPage, runList } from './list.ts';
+import { LISTS } from './lists.ts';
+import { isUuid, type QueryParams } from './params.ts';
+import {
+  type NodeCapacityRecord,
+  type NodeRecord,
+  nodeCapacityRecord,
+  nodeRecord,
+  type PodRecord,
+} from './records.ts';
+
+/** Node Capacity returns at most this many nodes, by name. */
+export const NODE_CAPACITY_LIMIT = 1000;
+
+/**
+ * A stored usage of 0 is a legacy "no metrics" (metrics-server never reports
+ * a running node at exactly 0), so it reads as null like a missing one.
+ */
+const NODE_SELECT = columnsOf(nodeRecord, {
+  usage_cpu_millicores: 'nullif(usage_cpu_millicores, 0)',
+  usage_memory_bytes: 'nullif(usage_memory_bytes, 0)',
+});
+
+const LIST_NODES_SQL = `
+  select ${NODE_SELECT}
+  from k8s_nodes
+  where cluster_id = $1
+  order by name, id`;
+
+/**
+ * GET /clusters/:id/nodes — every node of the cluster (capacity,
+ * allocatable, usage, host linkage as host_id), ordered by name. Not paged:
+ * the spec returns all nodes; meta.total is their count.
+ */
+export async function listNodes(
+  db: Queryable,
+  clusterId: string,
+): Promise<{ data: NodeRecord[]; meta: { total: number } }> {
+  const rows = await query(db, LIST_NODES_SQL, [clusterId]);
+  const data = rows.map((row) => nodeRecord.parse(row));
+  return { data, meta: { total: data.length } };
+}
+
+const GET_NODE_SQL = `
+  select ${NODE_SELECT}
+  from k8s_nodes
+  where id = $1 and cluster_id = $2`;
+
+/**
+ * GET /clusters/:id/nodes/:nodeID — the node list's record. Throws
+ * NotFoundError('node not found') for an unknown id or another cluster's.
+ */
+export async function getNode(
+  db: Queryable,
+  clusterId: string,
+  nodeId: string,
+): Promise<{ data: NodeRecord }> {
+  const row = isUuid(nodeId)
+    ? await queryMaybeOne(db, GET_NODE_SQL, [nodeId, clusterId])
+    : undefined;
+  if (row === undefined) throw new NotFoundError('node not found');
+  return { data: nodeRecord.parse(row) };
+}
+
+/**
+ * One statement: the first nodes by name with the cluster's node count
+ * (the window runs before the limit), joined to their pods' sums. Requests
+ * and limits, like the live pod count, cover pods not Succeeded/Failed (a
+ * pod with no phase yet counts as active).
+ */
+const NODE_CAPACITY_SQL = `
+  with listed as (
+    select id, name, status, roles, unschedulable, pod_count,
+           allocatable_cpu_millicores, allocatable_memory_bytes,
+           allocatable_pods, usage_cpu_millicores, usage_memory_bytes,
+           count(*) over () as total
+    from k8s_nodes
+    where cluster_id = $1
+    order by name, id
+    limit $2
+  ),
+  active as (
+    select node_id,
+           count(*) as pods,
+           coalesce(sum(cpu_requests_millicores), 0) as cpu_requested,
+           coalesce(sum(cpu_limits_millicores), 0) as cpu_limits,
+           coalesce(sum(memory_requests_bytes), 0) as mem_requested,
+           coalesce(sum(memory_limits_bytes), 0) as mem_limits
+    from k8s_pods
+    where cluster_id = $1
+      and node_id is not null
+      and coalesce(phase, '') not in ('Succeeded', 'Failed')
+    group by node_id
+  )
+  select l.id, l.name, l.status,
+         coalesce(l.roles, '{}') as roles,
+         l.unschedulable,
+         coalesce(l.pod_count, a.pods, 0) as pod_count,
+         l.allocatable_cpu_millicores as cpu_allocatable_millicores,
+         coalesce(a.cpu_requested, 0) as cpu_requested_millicores,
+         coalesce(a.cpu_limits, 0) as cpu_limits_millicores,
+         nullif(l.usage_cpu_millicores, 0) as cpu_used_millicores,
+         l.allocatable_memory_bytes as mem_allocatable_bytes,
+         coalesce(a.mem_requested, 0) as mem_requested_bytes,
+         coalesce(a.mem_limits, 0) as mem_limits_bytes,
+         nullif(l.usage_memory_bytes, 0) as mem_used_bytes,
+         l.allocatable_pods as pods_allocatable,
+         l.total
+  from listed l
+  left join active a on a.node_id = l.id
+  order by l.name, l.id`;
+
+export interface NodeCapacity {
+  nodes: NodeCapacityRecord[];
+  /** total > the nodes returned. */
+  truncated: boolean;
+  /** The cluster's node count, before the limit. */
+  total: number;
+}
+
+/**
+ * GET /clusters/:id/nodes/capacity — at most 1,000 nodes by name, read in
+ * one query. pod_count is the count the agent reported for the node, or,
+ * when it reported none, the stored pods on it not Succeeded/Failed.
+ */
+export async function listNodeCapacity(
+  db: Queryable,
+  clusterId: string,
+): Promise<{ data: NodeCapacity }> {
+  const rows = await query<{ total: number }>(db, NODE_CAPACITY_SQL, [
+    clusterId,
+    NODE_CAPACITY_LIMIT,
+  ]);
+  const total = rows[0]?.total ?? 0;
+  const nodes = rows.map((row) => nodeCapacityRecord.parse(row));
+  return { data: { nodes, truncated: total > nodes.length, total } };
+}
+
+const NODE_EXISTS_SQL = `
+  select id from k8s_nodes where id = $1 and cluster_id = $2`;
+
+/**
+ * GET /clusters/:id/nodes/:nodeID/pods — the pods list (same parameters,
+ * record and paging) narrowed to the node's pods. Throws
+ * NotFoundError('node not found') when the node is not the cluster's.
+ */
+export async function listNodePods(
+  db: Queryable,
+  clusterId: string,
+  nodeId: string,
+  params: QueryParams,
+): Promise<ListPage<PodRecord>> {
+  const node = isUuid(nodeId)
+    ? await queryMaybeOne(db, NODE_EXISTS_SQL, [nodeId, clusterId])
+    : undefined;
+  if (node === undefined) throw new NotFoundError('node not found');
+  return runList(db, LISTS.pods, clusterId, params, {
+    name: 'node',
+    id: nodeId,
+  });
+}

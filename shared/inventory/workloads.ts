@@ -1,0 +1,61 @@
+/**
+ * One workload and its pods. Both filter by the cluster id as well as the
+ * workload's own id: a workload of another cluster, or one the sync pruned,
+ * is a 404.
+ */
+
+import { type Queryable, queryMaybeOne } from '../db/pool.ts';
+import { NotFoundError } from '../errors.ts';
+import { columnsOf, type ListPage, runList } from './list.ts';
+import { LISTS } from './lists.ts';
+import { isUuid, type QueryParams } from './params.ts';
+import {
+  type PodRecord,
+  type WorkloadRecord,
+  workloadRecord,
+} from './records.ts';
+
+const GET_WORKLOAD_SQL = `
+  select ${columnsOf(workloadRecord)}
+  from k8s_workloads
+  where id = $1 and cluster_id = $2`;
+
+/**
+ * GET /clusters/:id/workloads/:workloadID — the workload list's record.
+ * Throws NotFoundError('workload not found').
+ */
+export async function getWorkload(
+  db: Queryable,
+  clusterId: string,
+  workloadId: string,
+): Promise<{ data: WorkloadRecord }> {
+  const row = isUuid(workloadId)
+    ? await queryMaybeOne(db, GET_WORKLOAD_SQL, [workloadId, clusterId])
+    : undefined;
+  if (row === undefined) throw new NotFoundError('workload not found');
+  return { data: workloadRecord.parse(row) };
+}
+
+const WORKLOAD_EXISTS_SQL = `
+  select id from k8s_workloads where id = $1 and cluster_id = $2`;
+
+/**
+ * GET /clusters/:id/workloads/:workloadID/pods — the pods list (same
+ * parameters, record and paging) narrowed to the workload's pods (the
+ * sync's workload_id link). Throws NotFoundError('workload not found').
+ */
+export async function listWorkloadPods(
+  db: Queryable,
+  clusterId: string,
+  workloadId: string,
+  params: QueryParams,
+): Promise<ListPage<PodRecord>> {
+  const workload = isUuid(workloadId)
+    ? await queryMaybeOne(db, WORKLOAD_EXISTS_SQL, [workloadId, clusterId])
+    : undefined;
+  if (workload === undefined) throw new NotFoundError('workload not found');
+  return runList(db, LISTS.pods, clusterId, params, {
+    name: 'workload',
+    id: workloadId,
+  });
+}
