@@ -7,6 +7,12 @@ import { z } from 'zod';
 
 const quantity = z.string().max(64);
 
+/** A list that an agent written in Go may send as null for empty. */
+const nameList = z.preprocess(
+  (v) => (v === null || v === undefined ? [] : v),
+  z.array(z.string().max(1024)),
+);
+
 export const resourceFactsSchema = z.object({
   cpu: quantity.optional(),
   memory: quantity.optional(),
@@ -18,9 +24,9 @@ export const containerFactsSchema = z.object({
   init: z.boolean().optional(),
   requests: resourceFactsSchema.optional(),
   limits: resourceFactsSchema.optional(),
-  env_names: z.array(z.string().max(1024)).default([]),
-  env_from: z.array(z.string().max(1024)).default([]),
-  volume_refs: z.array(z.string().max(1024)).default([]),
+  env_names: nameList,
+  env_from: nameList,
+  volume_refs: nameList,
 });
 
 export const strategyFactsSchema = z.object({
@@ -32,7 +38,10 @@ export const strategyFactsSchema = z.object({
 export const specFactsSchema = z.object({
   replicas: z.number().int().min(0).optional(),
   strategy: strategyFactsSchema.optional(),
-  containers: z.array(containerFactsSchema).default([]),
+  containers: z.preprocess(
+    (v) => (v === null || v === undefined ? [] : v),
+    z.array(containerFactsSchema),
+  ),
   /** Absent from an agent that predates the field: version 0. */
   facts_version: z.number().int().min(0).default(0),
 });
