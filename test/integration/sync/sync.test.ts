@@ -5,6 +5,7 @@ import {
   generateInventory,
   mutateInventory,
 } from '../../../shared/fixtures/generate.ts';
+import { realisticInventory } from '../../../shared/fixtures/realistic.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
@@ -553,6 +554,59 @@ describe('syncInventory', () => {
       });
     },
   );
+});
+
+describe('syncInventory with the realistic fixture', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('stores every object of the realistic inventory', async () => {
+    // Prepare
+    const inv = realisticInventory();
+    const tenant = await createTenant(database.db);
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      // The captured events are older than a day: keep them all here.
+      { now: () => new Date(inv.timestamp), eventRetentionHours: 24 * 3650 },
+    );
+
+    // Assess
+    expect(await countRows(database.db, result.clusterId)).toEqual(
+      expectedCounts(inv),
+    );
+  });
+
+  it('keeps only events seen within the retention period', async () => {
+    // Prepare
+    const inv = realisticInventory();
+    const tenant = await createTenant(database.db);
+    const cutoff = Date.parse(inv.timestamp) - 24 * 3_600_000;
+    const recent = (inv.events ?? []).filter((e) => {
+      const seen = e.last_seen ?? e.first_seen ?? e.created_at;
+      return seen === null || Date.parse(seen) >= cutoff;
+    });
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      { now: () => new Date(inv.timestamp), eventRetentionHours: 24 },
+    );
+
+    // Assess
+    const counts = await countRows(database.db, result.clusterId);
+    expect(counts.events).toBe(recent.length);
+    expect(recent.length).toBeLessThan(inv.events?.length ?? 0);
+  });
 });
 
 describe('node-host linkage', () => {
