@@ -1,0 +1,60 @@
+/**
+ * The bridge as configured by the one config schema, for the ECS entry point
+ * and the local stack alike (which passes its own clients and `onReject`).
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { type Config, ConfigError } from '../config.ts';
+import { Bridge, type BridgeOptions } from './bridge.ts';
+
+export interface BridgeOverrides {
+  sqs?: SQSClient;
+  s3?: S3Client;
+  onReject?: BridgeOptions['onReject'];
+}
+
+/** Builds the bridge; fails listing every variable it needs and lacks. */
+export function createBridgeFromConfig(
+  config: Config,
+  overrides: BridgeOverrides = {},
+): Bridge {
+  const missing = (['NATS_URL', 'QUEUE_URL', 'CLAIM_BUCKET'] as const).filter(
+    (name) => !config[name],
+  );
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `invalid configuration:\n${missing.map((name) => `${name}: required by the bridge`).join('\n')}`,
+    );
+  }
+  const sqs =
+    overrides.sqs ??
+    new SQSClient({
+      region: config.AWS_REGION,
+      ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}),
+    });
+  const s3 =
+    overrides.s3 ??
+    new S3Client({
+      region: config.AWS_REGION,
+      ...(config.S3_ENDPOINT
+        ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true }
+        : {}),
+    });
+  return new Bridge({
+    nats: {
+      url: config.NATS_URL!,
+      ...(config.NATS_CREDS ? { creds: config.NATS_CREDS } : {}),
+    },
+    stream: config.NATS_STREAM,
+    consumer: config.NATS_CONSUMER,
+    subjectFilter: config.NATS_SUBJECT_FILTER,
+    createStream: config.NATS_CREATE_STREAM,
+    sqs,
+    s3,
+    queueUrl: config.QUEUE_URL!,
+    bucket: config.CLAIM_BUCKET!,
+    maxBytes: config.QUEUE_MAX_MESSAGE_BYTES,
+    healthPort: config.BRIDGE_HEALTH_PORT,
+    ...(overrides.onReject ? { onReject: overrides.onReject } : {}),
+  });
+}

@@ -1,0 +1,469 @@
+/**
+ * The format of an inventory on the SQS FIFO queue, both directions.
+ *
+ * The body is the agent's payload and nothing else; what describes it travels
+ * in message attributes, so a small inventory reads as plain JSON in the
+ * console and no envelope has to be parsed before the payload:
+ *
+ * | attribute          | type   | value                                      |
+ * |--------------------|--------|--------------------------------------------|
+ * | `nats-subject`     | String | the NATS subject (tenant and agent)        |
+ * | `nats-stream-seq`  | Number | the JetStream stream sequence              |
+ * | `content-encoding` | String | `gzip` when the payload is gzip; else none |
+ * | `body-encoding`    | String | `base64` when the SQS body is base64       |
+ * | `claim-check`      | String | `s3://bucket/key` when the payload is in S3 |
+ *
+ * Inline: the body is the payload, as text when it is UTF-8 made only of
+ * characters SQS accepts, else base64 (always for gzip: SQS bodies are XML
+ * characters, raw binary cannot travel). Claim check: when the inline form
+ * would pass the queue's limit, the raw payload (still gzip if it was) is put
+ * in S3 and the body is a short JSON note for people; only the attribute is
+ * read back. The size counted is SQS's own: body bytes plus, per attribute,
+ * name, data type and value bytes.
+ */
+import { gunzip } from 'node:zlib';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { RejectedInventoryError } from '../errors.ts';
+
+export const QueueAttribute = {
+  subject: 'nats-subject',
+  streamSeq: 'nats-stream-seq',
+  contentEncoding: 'content-encoding',
+  bodyEncoding: 'body-encoding',
+  claimCheck: 'claim-check',
+} as const;
+
+/** SQS's largest message, and the largest total of one SendMessageBatch. */
+export const SQS_MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * The most a queued payload may inflate to. A 5,000-pod inventory is about
+ * 12 MB of JSON; five times that is still an inventory, past it a gzip bomb
+ * that would take the sync's memory.
+ */
+export const MAX_INFLATED_BYTES = 64 * 1024 * 1024;
+
+export type ContentEncoding = 'gzip' | undefined;
+
+export interface QueueMessageAttribute {
+  DataType: 'String' | 'Number';
+  StringValue: string;
+}
+
+/** One message as SendMessage(Batch) takes it, and its size as SQS counts. */
+export interface QueueMessage {
+  body: string;
+  attributes: Record<string, QueueMessageAttribute>;
+  size: number;
+}
+
+/** A payload that must be in S3 before its pointer is sent. */
+export interface ClaimCheck {
+  bucket: string;
+  key: string;
+  body: Uint8Array;
+  contentType: string;
+}
+
+export type EncodedForQueue =
+  | { kind: 'inline'; message: QueueMessage }
+  | { kind: 'claim-check'; message: QueueMessage; claim: ClaimCheck };
+
+export interface EncodeForQueueInput {
+  subject: string;
+  streamSeq: number;
+  body: Uint8Array;
+  contentEncoding: ContentEncoding;
+  /** The queue's MaximumMessageSize; 1 MiB unless set lower (>= 256 KiB in practice). */
+  maxBytes?: number;
+  /** Where claim checks go. */
+  bucket: string;
+  /**
+   * Names the stream incarnation (name and creation time), so a recreated
+   * stream's sequences never reuse an older one's claim keys.
+   */
+  scope?: string;
+}
+
+/**
+ * Turns one stream message into what the queue carries: inline when it fits
+ * `maxBytes`, else a claim check whose S3 key is a function of the scope,
+ * subject and stream sequence, so a retried send overwrites the same object.
+ */
+export function encodeForQueue(input: EncodeForQueueInput): EncodedForQueue {
+  const maxBytes = input.maxBytes ?? SQS_MAX_MESSAGE_BYTES;
+  const base: Record<string, QueueMessageAttribute> = {
+    [QueueAttribute.subject]: {
+      DataType: 'String',
+      StringValue: input.subject,
+    },
+    [QueueAttribute.streamSeq]: {
+      DataType: 'Number',
+      StringValue: String(input.streamSeq),
+    },
+  };
+  if (input.contentEncoding === 'gzip') {
+    base[QueueAttribute.contentEncoding] = {
+      DataType: 'String',
+      StringValue: 'gzip',
+    };
+  }
+
+  // The text form is never smaller than the payload; skip decoding a body
+  // that cannot fit whatever its form.
+  if (attributesSize(base) + input.body.byteLength <= maxBytes) {
+    const inline = inlineMessage(input.body, input.contentEncoding, base);
+    if (inline.size <= maxBytes) return { kind: 'inline', message: inline };
+  }
+
+  const key = claimKey(input.subject, input.streamSeq, input.scope);
+  const pointer = `s3://${input.bucket}/${key}`;
+  const attributes = {
+    ...base,
+    [QueueAttribute.claimCheck]: {
+      DataType: 'String' as const,
+      StringValue: pointer,
+    },
+  };
+  const body = JSON.stringify({
+    claim_check: pointer,
+    bytes: input.body.byteLength,
+  });
+  const message = {
+    body,
+    attributes,
+    size: messageSize(body, attributes),
+  };
+  if (message.size > maxBytes) {
+    throw new RangeError(
+      `queue limit of ${maxBytes} bytes cannot hold even a claim check`,
+    );
+  }
+  return {
+    kind: 'claim-check',
+    message,
+    claim: {
+      bucket: input.bucket,
+      key,
+      body: input.body,
+      contentType:
+        input.contentEncoding === 'gzip'
+          ? 'application/gzip'
+          : 'application/json',
+    },
+  };
+}
+
+/** The S3 key of a claim check: stable across retries of one message. */
+export function claimKey(
+  subject: string,
+  streamSeq: number,
+  scope?: string,
+): string {
+  const prefix = scope === undefined ? '' : `${scope}/`;
+  return `inventory/${prefix}${subject}/${streamSeq}`;
+}
+
+/**
+ * A FIFO deduplication id for a stream message: the same message sent twice
+ * (a redelivery after a lost ack) is queued once within SQS's 5-minute window.
+ * Past it, the sync's snapshot time makes the copy a no-op.
+ */
+export function deduplicationId(scope: string, streamSeq: number): string {
+  // SQS allows 128 characters of alphanumerics and punctuation.
+  const safe = scope.replace(/[^\x21-\x7e]/g, '_');
+  return `${safe}:${streamSeq}`.slice(-128);
+}
+
+/** SQS's size of a message: body bytes plus each attribute's name, type and value. */
+export function messageSize(
+  body: string,
+  attributes: Record<string, QueueMessageAttribute>,
+): number {
+  return Buffer.byteLength(body, 'utf8') + attributesSize(attributes);
+}
+
+function attributesSize(
+  attributes: Record<string, QueueMessageAttribute>,
+): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(attributes)) {
+    size +=
+      Buffer.byteLength(name, 'utf8') +
+      Buffer.byteLength(value.DataType, 'utf8') +
+      Buffer.byteLength(value.StringValue, 'utf8');
+  }
+  return size;
+}
+
+function inlineMessage(
+  payload: Uint8Array,
+  contentEncoding: ContentEncoding,
+  base: Record<string, QueueMessageAttribute>,
+): QueueMessage {
+  const text = contentEncoding === undefined ? sqsSafeText(payload) : undefined;
+  if (text !== undefined) {
+    return { body: text, attributes: base, size: messageSize(text, base) };
+  }
+  const body = Buffer.from(
+    payload.buffer,
+    payload.byteOffset,
+    payload.byteLength,
+  ).toString('base64');
+  const attributes = {
+    ...base,
+    [QueueAttribute.bodyEncoding]: {
+      DataType: 'String' as const,
+      StringValue: 'base64',
+    },
+  };
+  return { body, attributes, size: messageSize(body, attributes) };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The payload as text when SQS will take it byte for byte: valid UTF-8 whose
+ * characters are #x9, #xA, #xD, #x20–#xD7FF or #xE000–#xFFFD. Characters
+ * past U+FFFF are valid in SQS but refused by the local emulator, so they
+ * (rare in inventories) send the body as base64 in both places alike.
+ */
+function sqsSafeText(payload: Uint8Array): string | undefined {
+  let text: string;
+  try {
+    text = strictUtf8.decode(payload);
+  } catch {
+    return undefined;
+  }
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const allowed =
+      c === 0x09 ||
+      c === 0x0a ||
+      c === 0x0d ||
+      (c >= 0x20 && c <= 0xd7ff) ||
+      (c >= 0xe000 && c <= 0xfffd);
+    if (!allowed) return undefined;
+  }
+  return text;
+}
+
+/** A queued record as the Lambda SQS event delivers it. */
+export type QueuedRecord = Pick<SQSRecord, 'body'> & {
+  messageAttributes?: SQSMessageAttributes;
+};
+
+export interface DecodeOptions {
+  /** The inflated size past which a payload is refused. */
+  maxInflatedBytes?: number;
+}
+
+export interface QueuedInventory {
+  subject: string;
+  streamSeq: number;
+  /** The inventory JSON, inflated and resolved from S3 when it was there. */
+  json: Buffer;
+}
+
+/**
+ * S3 could not be read for a reason that is not the message's fault
+ * (network, 5xx, throttling, permissions): retry the record.
+ */
+export class ClaimCheckUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ClaimCheckUnavailableError';
+  }
+}
+
+/**
+ * Reads one queued record back to the agent's JSON. A record that can never
+ * be read (no subject, bad base64, corrupt gzip, claim check gone) throws
+ * `RejectedInventoryError`; an S3 outage throws `ClaimCheckUnavailableError`.
+ */
+export async function decodeQueuedInventory(
+  record: QueuedRecord,
+  s3: S3Client,
+  options: DecodeOptions = {},
+): Promise<QueuedInventory> {
+  const cap = options.maxInflatedBytes ?? MAX_INFLATED_BYTES;
+  const attributes = record.messageAttributes ?? {};
+  const subject = stringAttribute(attributes, QueueAttribute.subject);
+  if (subject === undefined || subject === '') {
+    throw new RejectedInventoryError(
+      `queued message has no ${QueueAttribute.subject} attribute`,
+    );
+  }
+  const seqText = stringAttribute(attributes, QueueAttribute.streamSeq);
+  const streamSeq = Number(seqText);
+  if (
+    seqText === undefined ||
+    !/^[0-9]+$/.test(seqText) ||
+    !Number.isSafeInteger(streamSeq) ||
+    streamSeq < 1
+  ) {
+    throw new RejectedInventoryError(
+      `queued message for ${subject} has no valid ${QueueAttribute.streamSeq} attribute`,
+    );
+  }
+  const encoding = stringAttribute(attributes, QueueAttribute.contentEncoding);
+  if (encoding !== undefined && encoding !== 'gzip') {
+    throw new RejectedInventoryError(
+      `queued message ${subject}#${streamSeq} has unsupported content-encoding "${encoding}"`,
+    );
+  }
+
+  const where = `${subject}#${streamSeq}`;
+  const pointer = stringAttribute(attributes, QueueAttribute.claimCheck);
+  const payload =
+    pointer === undefined
+      ? inlinePayload(record.body, attributes, where)
+      : await fetchClaim(s3, pointer, where, cap);
+
+  const json =
+    encoding === 'gzip' ? await inflate(payload, where, cap) : payload;
+  if (json.byteLength > cap) {
+    throw new RejectedInventoryError(
+      `queued message ${where} is larger than ${cap} bytes`,
+    );
+  }
+  return { subject, streamSeq, json };
+}
+
+function stringAttribute(
+  attributes: SQSMessageAttributes,
+  name: string,
+): string | undefined {
+  return attributes[name]?.stringValue;
+}
+
+function inlinePayload(
+  body: string,
+  attributes: SQSMessageAttributes,
+  where: string,
+): Buffer {
+  const bodyEncoding = stringAttribute(attributes, QueueAttribute.bodyEncoding);
+  if (bodyEncoding === undefined) return Buffer.from(body, 'utf8');
+  if (bodyEncoding !== 'base64') {
+    throw new RejectedInventoryError(
+      `queued message ${where} has unsupported body-encoding "${bodyEncoding}"`,
+    );
+  }
+  // Buffer's decoder skips what it does not understand; refuse instead.
+  if (body.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(body)) {
+    throw new RejectedInventoryError(
+      `queued message ${where} has a body that is not valid base64`,
+    );
+  }
+  return Buffer.from(body, 'base64');
+}
+
+async function fetchClaim(
+  s3: S3Client,
+  pointer: string,
+  where: string,
+  cap: number,
+): Promise<Buffer> {
+  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(pointer);
+  const bucket = match?.[1];
+  const key = match?.[2];
+  if (bucket === undefined || key === undefined) {
+    throw new RejectedInventoryError(
+      `queued message ${where} has a malformed claim check "${pointer}"`,
+    );
+  }
+  try {
+    const object = await s3.send(
+      new GetObjectCommand({ Bucket: bucket, Key: key }),
+    );
+    if ((object.ContentLength ?? 0) > cap) {
+      throw new RejectedInventoryError(
+        `claim check ${pointer} for ${where} is larger than ${cap} bytes`,
+      );
+    }
+    if (object.Body === undefined) {
+      throw new ClaimCheckUnavailableError(
+        `claim check ${pointer} for ${where} came back without a body`,
+      );
+    }
+    return Buffer.from(await object.Body.transformToByteArray());
+  } catch (error) {
+    if (
+      error instanceof RejectedInventoryError ||
+      error instanceof ClaimCheckUnavailableError
+    ) {
+      throw error;
+    }
+    if (isMissing(error)) {
+      throw new RejectedInventoryError(
+        `claim check ${pointer} for ${where} is missing (expired or never written)`,
+        { cause: error },
+      );
+    }
+    // Network, 5xx, throttling, and also access denied: none is the
+    // message's fault, and a retry after the fix reads it whole.
+    throw new ClaimCheckUnavailableError(
+      `claim check ${pointer} for ${where} could not be read: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const e = error as {
+    name?: string;
+    $metadata?: { httpStatusCode?: number };
+  };
+  return (
+    e.name === 'NoSuchKey' ||
+    e.name === 'NoSuchBucket' ||
+    e.name === 'NotFound' ||
+    e.$metadata?.httpStatusCode === 404
+  );
+}
+
+function inflate(payload: Buffer, where: string, cap: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    gunzip(payload, { maxOutputLength: cap }, (error, out) => {
+      if (error === null) {
+        resolve(out);
+        return;
+      }
+      const tooLarge =
+        (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ||
+        error instanceof RangeError;
+      reject(
+        new RejectedInventoryError(
+          tooLarge
+            ? `queued message ${where} inflates past ${cap} bytes`
+            : `queued message ${where} has a corrupt gzip body: ${error.message}`,
+          { cause: error },
+        ),
+      );
+    });
+  });
+}
+
+/**
+ * The SDK's ReceiveMessage shape turned into the Lambda event's, so a local
+ * poller and the tests feed `decodeQueuedInventory` what Lambda would.
+ */
+export function toQueuedRecord(message: {
+  Body?: string | undefined;
+  MessageAttributes?:
+    | Record<
+        string,
+        { DataType?: string | undefined; StringValue?: string | undefined }
+      >
+    | undefined;
+}): QueuedRecord {
+  const messageAttributes: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? 'String',
+      stringValue: value.StringValue,
+    };
+  }
+  return { body: message.Body ?? '', messageAttributes };
+}

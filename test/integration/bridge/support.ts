@@ -1,0 +1,167 @@
+/**
+ * What the bridge's integration tests share: a real nats-server and fauxqs
+ * per test, a bridge wired to them, publishing, and polling with a bound.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Message } from '@aws-sdk/client-sqs';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { Bridge, type BridgeOptions } from '../../../shared/ingest/bridge.ts';
+import {
+  decodeQueuedInventory,
+  type QueuedInventory,
+  toQueuedRecord,
+} from '../../../shared/ingest/queue-message.ts';
+import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
+import { drainQueue, startSqs, type TestSqs } from '../../helpers/sqs.ts';
+
+export const STREAM = 'EVENTS';
+export const CONSUMER = 'k8s-inventory-bridge';
+export const FILTER = 'proxima.*.*.*.kubernetes';
+
+export function inventorySubject(
+  client = 'acme',
+  env = 'prod',
+  agent: string = randomUUID(),
+): string {
+  return `proxima.${client}.${env}.${agent}.kubernetes`;
+}
+
+/** An inventory-shaped JSON body of about `bytes` bytes. */
+export function inventoryBody(bytes: number, tag = 'x'): Buffer {
+  const pods: unknown[] = [];
+  const doc = {
+    type: 'kubernetes',
+    schema_version: 1,
+    tag,
+    timestamp: new Date().toISOString(),
+    cluster: { name: 'test' },
+    pods,
+  };
+  let size = Buffer.byteLength(JSON.stringify(doc));
+  for (let i = 0; size < bytes; i++) {
+    const pod = {
+      namespace: 'default',
+      name: `pod-${i}-${'a'.repeat(40)}`,
+      uid: randomUUID(),
+      labels: { app: `app-${i % 50}`, 'pod-template-hash': 'abc123' },
+      phase: 'Running',
+    };
+    pods.push(pod);
+    size += Buffer.byteLength(JSON.stringify(pod)) + 1;
+  }
+  return Buffer.from(JSON.stringify(doc));
+}
+
+export interface Stack {
+  nats: TestNatsServer;
+  sqs: TestSqs;
+  nc: NatsConnection;
+  bridges: Bridge[];
+  startBridge(overrides?: Partial<BridgeOptions>): Promise<Bridge>;
+  publish(
+    subject: string,
+    body: Uint8Array,
+    contentEncoding?: string,
+  ): Promise<number>;
+  /** Every queued message, read and deleted, once all sends are done. */
+  drain(): Promise<Message[]>;
+  decode(message: Message): Promise<QueuedInventory>;
+  consumerInfo(): ReturnType<
+    Awaited<ReturnType<typeof jetstreamManager>>['consumers']['info']
+  >;
+  stop(): Promise<void>;
+}
+
+/** A nats-server, fauxqs, and a publishing connection. */
+export async function startStack(
+  options: { maxMessageBytes?: number } = {},
+): Promise<Stack> {
+  const nats = await startNatsServer();
+  const sqs = await startSqs(options);
+  const nc = await connect({ servers: nats.url, name: 'test-publisher' });
+  const bridges: Bridge[] = [];
+  const maxBytes = options.maxMessageBytes ?? 1024 * 1024;
+  const stack: Stack = {
+    nats,
+    sqs,
+    nc,
+    bridges,
+    async startBridge(overrides = {}) {
+      const bridge = new Bridge({
+        nats: { url: nats.url },
+        stream: STREAM,
+        consumer: CONSUMER,
+        subjectFilter: FILTER,
+        createStream: true,
+        sqs: sqs.sqs,
+        s3: sqs.s3,
+        queueUrl: sqs.queueUrl,
+        bucket: sqs.bucket,
+        maxBytes,
+        statsIntervalMs: 500,
+        retryBackoff: { baseMs: 100, maxMs: 1_000 },
+        ...overrides,
+      });
+      bridges.push(bridge);
+      await bridge.start();
+      return bridge;
+    },
+    async publish(subject, body, contentEncoding) {
+      const js = jetstream(nc);
+      const h = headers();
+      if (contentEncoding !== undefined) {
+        h.set('Content-Encoding', contentEncoding);
+      }
+      const ack = await js.publish(subject, body, { headers: h });
+      return ack.seq;
+    },
+    drain: () => drainQueue(sqs.sqs, sqs.queueUrl),
+    decode: (message) => decodeQueuedInventory(toQueuedRecord(message), sqs.s3),
+    async consumerInfo() {
+      const jsm = await jetstreamManager(nc);
+      return jsm.consumers.info(STREAM, CONSUMER);
+    },
+    async stop() {
+      for (const bridge of bridges) await bridge.stop();
+      if (!nc.isClosed()) await nc.close();
+      await sqs.stop();
+      await nats.stop();
+    },
+  };
+  return stack;
+}
+
+/** Bounds for a loaded two-core machine, far above a normal run's seconds. */
+export const WAIT_MS = 60_000;
+export const TEST_TIMEOUT_MS = 180_000;
+
+/**
+ * Polls `probe` until it returns something other than undefined or false,
+ * or fails after `timeoutMs` naming what it waited for.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = WAIT_MS,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
+  );
+}
+
+/** The stream sequence a queued message carries. */
+export function queuedSeq(message: Message): number {
+  return Number(message.MessageAttributes?.['nats-stream-seq']?.StringValue);
+}
