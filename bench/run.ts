@@ -1,0 +1,18 @@
+/**
+ * `npm run bench -- ingest|sync|api`: runs one benchmark (bench/<name>.ts).
+ */
+import { existsSync } from 'node:fs';
+
+const BENCHES = ['ingest', 'sync', 'api'] as const;
+const name = process.argv[2];
+
+if (!name || !(BENCHES as readonly string[]).includes(name)) {
+  console.error(`usage: npm run bench -- ${BENCHES.join('|')}`);
+  process.exit(2);
+}
+const file = new URL(`./${name}.ts`, import.meta.url);
+if (!existsSync(file)) {
+  console.error(`bench/${name}.ts does not exist yet`);
+  process.exit(2);
+}
+await import(file.href);

@@ -1,0 +1,132 @@
+/**
+ * SQS and S3 for the local stack and the benchmark: the real AWS SDK clients,
+ * pointed at SQS_ENDPOINT / S3_ENDPOINT when set, else at fauxqs started in
+ * this process. The FIFO queue and the claim-check bucket are created when
+ * missing (QUEUE_URL and CLAIM_BUCKET name existing ones).
+ */
+import {
+  CreateBucketCommand,
+  HeadBucketCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+
+export const DEFAULT_QUEUE_NAME = 'k8s-inventory.fifo';
+export const DEFAULT_BUCKET = 'k8s-inventory-claims';
+
+export interface QueueServicesOptions {
+  region: string;
+  sqsEndpoint?: string | undefined;
+  s3Endpoint?: string | undefined;
+  queueUrl?: string | undefined;
+  bucket?: string | undefined;
+  /** The queue's MaximumMessageSize when it is created here. */
+  maxMessageBytes: number;
+  /** The queue's visibility timeout when it is created here (6 × the sync's 60 s). */
+  visibilityTimeoutSeconds?: number;
+}
+
+export interface QueueServices {
+  sqs: SQSClient;
+  s3: S3Client;
+  queueUrl: string;
+  bucket: string;
+  /** Where the emulator listens; undefined when real endpoints are used. */
+  emulatorEndpoint: string | undefined;
+  stop(): Promise<void>;
+}
+
+const EMULATOR_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export async function startQueueServices(
+  options: QueueServicesOptions,
+): Promise<QueueServices> {
+  let stopEmulator: (() => Promise<void>) | undefined;
+  let sqsEndpoint = options.sqsEndpoint;
+  let s3Endpoint = options.s3Endpoint;
+  let emulatorEndpoint: string | undefined;
+  if (sqsEndpoint === undefined || s3Endpoint === undefined) {
+    const { startFauxqs } = await import('fauxqs');
+    const server = await startFauxqs({
+      port: 0,
+      host: '127.0.0.1',
+      logger: false,
+    });
+    emulatorEndpoint = `http://127.0.0.1:${server.port}`;
+    sqsEndpoint ??= emulatorEndpoint;
+    s3Endpoint ??= emulatorEndpoint;
+    stopEmulator = () => server.stop();
+  }
+  // An emulator takes any credentials; real endpoints use the default chain.
+  const credentials =
+    emulatorEndpoint !== undefined ? { credentials: EMULATOR_CREDENTIALS } : {};
+  const sqs = new SQSClient({
+    region: options.region,
+    endpoint: sqsEndpoint,
+    ...(sqsEndpoint === emulatorEndpoint ? credentials : {}),
+  });
+  const s3 = new S3Client({
+    region: options.region,
+    endpoint: s3Endpoint,
+    forcePathStyle: true,
+    ...(s3Endpoint === emulatorEndpoint ? credentials : {}),
+  });
+  try {
+    const queueUrl =
+      options.queueUrl ??
+      (
+        await sqs.send(
+          new CreateQueueCommand({
+            QueueName: DEFAULT_QUEUE_NAME,
+            Attributes: {
+              FifoQueue: 'true',
+              // Each stream message has its own dedup id; content-based
+              // dedup would merge two identical snapshots.
+              ContentBasedDeduplication: 'false',
+              MaximumMessageSize: String(options.maxMessageBytes),
+              VisibilityTimeout: String(
+                options.visibilityTimeoutSeconds ?? 360,
+              ),
+            },
+          }),
+        )
+      ).QueueUrl;
+    if (!queueUrl) throw new Error('CreateQueue returned no QueueUrl');
+    const bucket = options.bucket ?? DEFAULT_BUCKET;
+    await ensureBucket(s3, bucket);
+    return {
+      sqs,
+      s3,
+      queueUrl,
+      bucket,
+      emulatorEndpoint,
+      async stop() {
+        sqs.destroy();
+        s3.destroy();
+        await stopEmulator?.();
+      },
+    };
+  } catch (error) {
+    sqs.destroy();
+    s3.destroy();
+    await stopEmulator?.();
+    throw error;
+  }
+}
+
+async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: bucket }));
+    return;
+  } catch {
+    // Missing (or not visible): try to create it.
+  }
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') {
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Publishes a test Kubernetes inventory on NATS: ./scripts/k8s-seed.sh [client] [env] [cluster]
+# (defaults demo development demo-cluster). NATS_URL picks the server. Real
+# cluster data when kubectl is connected, else built-in test data. Extra
+# options (--size, --file, --gzip) are passed through to `npm run seed`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec npm run --silent seed -- "$@"

@@ -1,0 +1,166 @@
+/**
+ * `npm run seed -- [client] [env] [cluster] [--size small|medium|large]
+ * [--file x.json] [--gzip]`: publishes one inventory on
+ * `proxima.{client}.{env}.{agent_id}.kubernetes` (JetStream, waits for the
+ * ack). Defaults: demo development demo-cluster, NATS_URL or
+ * nats://127.0.0.1:4222. The agent id is derived from the three names, so
+ * reseeding updates the same cluster.
+ *
+ * The inventory: --file (its agent_id, timestamp and cluster name are set to
+ * this seed's), else --size from the generator, else the current kubectl
+ * context when one answers, else the built-in realistic fixture.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, headers } from '@nats-io/transport-node';
+import { getConfig } from '../shared/config.ts';
+import { RejectedInventoryError } from '../shared/errors.ts';
+import {
+  generateInventory,
+  type SizeName,
+} from '../shared/fixtures/generate.ts';
+import { realisticInventoryMessage } from '../shared/fixtures/realistic.ts';
+import { parseInventory } from '../shared/wire/inventory.ts';
+import { parseSubject } from '../shared/wire/subject.ts';
+import { kubectlConnected, readKubectlInventory } from './kubectl-inventory.ts';
+import { seedAgentId } from './seed-agent.ts';
+
+const USAGE =
+  'usage: npm run seed -- [client] [env] [cluster] [--size small|medium|large] [--file x.json] [--gzip]';
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+
+function fail(message: string, code = 1): never {
+  console.error(message);
+  process.exit(code);
+}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        size: { type: 'string' },
+        file: { type: 'string' },
+        gzip: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return fail(`${(error as Error).message}\n${USAGE}`, 2);
+  }
+})();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (positionals.length > 3) fail(USAGE, 2);
+const [client = 'demo', environment = 'development', cluster = 'demo-cluster'] =
+  positionals;
+const size = values.size as SizeName | undefined;
+if (size !== undefined && !['small', 'medium', 'large'].includes(size)) {
+  fail(`--size must be small, medium or large\n${USAGE}`, 2);
+}
+
+const agentId = seedAgentId(client, environment, cluster);
+const subject = `proxima.${client}.${environment}.${agentId}.kubernetes`;
+try {
+  parseSubject(subject);
+} catch (error) {
+  fail(
+    error instanceof RejectedInventoryError ? error.reason : String(error),
+    2,
+  );
+}
+const timestamp = new Date().toISOString();
+const identity = { agentId, clusterName: cluster, timestamp };
+
+async function buildMessage(): Promise<{ message: unknown; source: string }> {
+  if (values.file !== undefined) {
+    const raw = JSON.parse(await readFile(values.file, 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const clusterInfo = (raw.cluster ?? {}) as Record<string, unknown>;
+    return {
+      message: {
+        ...raw,
+        agent_id: agentId,
+        timestamp,
+        cluster: { ...clusterInfo, name: cluster },
+      },
+      source: values.file,
+    };
+  }
+  if (size !== undefined) {
+    return {
+      message: generateInventory({
+        size,
+        seed: `${client}/${environment}/${cluster}`,
+        agentId,
+        clusterName: cluster,
+        timestamp,
+      }),
+      source: `generated (${size})`,
+    };
+  }
+  if (await kubectlConnected()) {
+    const fromCluster = await readKubectlInventory(identity);
+    if (fromCluster !== undefined) {
+      return { message: fromCluster, source: 'kubectl (current context)' };
+    }
+  }
+  const fixture = realisticInventoryMessage();
+  return {
+    message: {
+      ...fixture,
+      agent_id: agentId,
+      timestamp,
+      cluster: { ...fixture.cluster, name: cluster },
+    },
+    source: 'built-in realistic fixture',
+  };
+}
+
+const { message, source } = await buildMessage();
+try {
+  parseInventory(message);
+} catch (error) {
+  fail(
+    `the inventory from ${source} is not valid: ${error instanceof RejectedInventoryError ? error.reason : String(error)}`,
+  );
+}
+const json = Buffer.from(JSON.stringify(message));
+const body = values.gzip ? gzipSync(json) : json;
+
+const natsUrl = getConfig().NATS_URL ?? DEFAULT_NATS_URL;
+let nc: Awaited<ReturnType<typeof connect>>;
+try {
+  nc = await connect({ servers: natsUrl, name: 'k8s-inventory-seed' });
+} catch (error) {
+  fail(
+    `cannot reach NATS at ${natsUrl} (${(error as Error).message}): is the local stack running (npm start)? Set NATS_URL if it printed another address.`,
+  );
+}
+try {
+  const h = headers();
+  if (values.gzip) h.set('Content-Encoding', 'gzip');
+  const ack = await jetstream(nc).publish(subject, body, {
+    headers: h,
+    timeout: 30_000,
+  });
+  console.log(`published ${cluster} (${source})`);
+  console.log(`  subject  ${subject}`);
+  console.log(
+    `  bytes    ${json.byteLength}${values.gzip ? ` (gzip ${body.byteLength})` : ''}`,
+  );
+  console.log(`  stream   ${ack.stream} seq ${ack.seq}`);
+} catch (error) {
+  process.exitCode = 1;
+  console.error(
+    `publish failed on ${natsUrl}: ${(error as Error).message} (the stream is created by the bridge: is the local stack running?)`,
+  );
+} finally {
+  await nc.close();
+}

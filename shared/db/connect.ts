@@ -1,0 +1,51 @@
+/**
+ * Where the database is, as the configuration says: DATABASE_URL locally; in
+ * AWS DATABASE_HOST (RDS Proxy) with the credentials of the Secrets Manager
+ * secret DATABASE_SECRET_ARN ({"username", "password"} JSON, read once per
+ * cold start by the caller). Used where a URL rather than a pool is needed
+ * (the migration runner); the shared pool is `getDb()` in shared/http/context.ts.
+ *
+ * In AWS the connection requires TLS and verifies the server's certificate;
+ * the function must trust the RDS CA (NODE_EXTRA_CA_CERTS=/var/runtime/ca-cert.pem).
+ */
+import type { Config } from '../config.ts';
+
+export class DatabaseConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DatabaseConfigError';
+  }
+}
+
+/** The connection string the configuration points at (may fetch the secret). */
+export async function resolveDatabaseUrl(config: Config): Promise<string> {
+  if (config.DATABASE_URL) return config.DATABASE_URL;
+  if (!config.DATABASE_SECRET_ARN || !config.DATABASE_HOST) {
+    throw new DatabaseConfigError(
+      'no database configured: set DATABASE_URL, or DATABASE_SECRET_ARN and DATABASE_HOST',
+    );
+  }
+  const { SecretsManagerClient, GetSecretValueCommand } = await import(
+    '@aws-sdk/client-secrets-manager'
+  );
+  const client = new SecretsManagerClient({ region: config.AWS_REGION });
+  try {
+    const secret = await client.send(
+      new GetSecretValueCommand({ SecretId: config.DATABASE_SECRET_ARN }),
+    );
+    const { username, password } = JSON.parse(secret.SecretString ?? '{}') as {
+      username?: string;
+      password?: string;
+    };
+    if (!username || !password) {
+      throw new DatabaseConfigError(
+        'database secret lacks username or password',
+      );
+    }
+    const user = encodeURIComponent(username);
+    const pass = encodeURIComponent(password);
+    return `postgres://${user}:${pass}@${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}?sslmode=verify-full`;
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The sync worker's per-record step and batch: one SQS FIFO record in, one
+ * snapshot applied (or refused) in PostgreSQL.
+ *
+ * A record that can never apply (bad body, bad subject, unknown tenant) is
+ * stored in ingest_rejections, logged and counted, and then SUCCEEDS: the
+ * queue must not redeliver it forever. Anything else (database, S3, timeout)
+ * fails the record so the queue redelivers it; the FIFO processor then fails
+ * every later record of the batch as well, so nothing overtakes it.
+ */
+
+import {
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSRecord,
+} from 'aws-lambda';
+import type { Db } from '../db/pool.ts';
+import { RejectedInventoryError } from '../errors.ts';
+import { logger } from '../observability/logger.ts';
+import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
+import {
+  type SpanRunner,
+  type SyncResult,
+  syncInventory,
+} from '../sync/sync.ts';
+import { parseInventoryJson } from '../wire/inventory.ts';
+import { parseSubject } from '../wire/subject.ts';
+import { decodeQueuedInventory, QueueAttribute } from './queue-message.ts';
+import { recordRejection } from './rejections.ts';
+
+/** What one record's processing needs; built once per process. */
+export interface SyncDeps {
+  db: Db;
+  s3: S3Client;
+  /** The sync transaction's bound (the spec's 60 s). */
+  timeoutMs: number;
+  eventRetentionHours: number;
+  span?: SpanRunner;
+  now?: () => Date;
+  /** Called once a record is settled for good (committed or refused). */
+  onProcessed?: (info: ProcessedRecord) => void;
+}
+
+export type RecordOutcome = SyncResult['outcome'] | 'rejected';
+
+/** A settled record, with where its time went (ms). */
+export interface ProcessedRecord {
+  messageId: string;
+  subject: string;
+  streamSeq: number | undefined;
+  outcome: RecordOutcome;
+  clusterId: string | undefined;
+  /** Epoch ms when the handler took the record, and when it was settled. */
+  startedAt: number;
+  finishedAt: number;
+  /** Reading the record back (S3, gzip) and validating the JSON. */
+  decodeMs: number;
+  /** The sync transaction, lock wait included. */
+  syncMs: number;
+}
+
+export const CLAMPED_MESSAGE =
+  'kubernetes snapshot stamped in the future, clamped';
+
+/**
+ * Applies one queued snapshot. Resolves when it is applied, skipped as
+ * older, or refused and recorded; throws when it should be retried.
+ */
+export async function processRecord(
+  record: SQSRecord,
+  deps: SyncDeps,
+): Promise<RecordOutcome> {
+  const startedAt = Date.now();
+  let subject = attribute(record, QueueAttribute.subject) ?? '';
+  let streamSeq = sequenceOf(attribute(record, QueueAttribute.streamSeq));
+  let sizeBytes = Buffer.byteLength(record.body, 'utf8');
+  let decodeMs = 0;
+  try {
+    const queued = await decodeQueuedInventory(record, deps.s3);
+    subject = queued.subject;
+    streamSeq = queued.streamSeq;
+    sizeBytes = queued.json.byteLength;
+    const parsedSubject = parseSubject(queued.subject);
+    const inventory = parseInventoryJson(queued.json);
+    decodeMs = Date.now() - startedAt;
+
+    const result = await syncInventory(deps.db, parsedSubject, inventory, {
+      timeoutMs: deps.timeoutMs,
+      eventRetentionHours: deps.eventRetentionHours,
+      ...(deps.span ? { span: deps.span } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
+    });
+    report(record, subject, streamSeq, result);
+    deps.onProcessed?.({
+      messageId: record.messageId,
+      subject,
+      streamSeq,
+      outcome: result.outcome,
+      clusterId: result.clusterId,
+      startedAt,
+      finishedAt: Date.now(),
+      decodeMs,
+      syncMs: result.durationMs,
+    });
+    return result.outcome;
+  } catch (error) {
+    if (!(error instanceof RejectedInventoryError)) {
+      logger.error('inventory sync failed; the queue will retry it', {
+        subject,
+        streamSeq,
+        messageId: record.messageId,
+        receiveCount: record.attributes?.ApproximateReceiveCount,
+        error: errorText(error),
+      });
+      throw error;
+    }
+    // Refused for good: keep the reason, then let the record succeed.
+    await recordRejection(deps.db, {
+      stage: 'sync',
+      subject: subject || '(no subject)',
+      streamSeq,
+      reason: error.reason,
+      sizeBytes,
+    });
+    logger.warn('inventory rejected', {
+      stage: 'sync',
+      subject,
+      streamSeq,
+      messageId: record.messageId,
+      reason: error.reason,
+    });
+    deps.onProcessed?.({
+      messageId: record.messageId,
+      subject,
+      streamSeq,
+      outcome: 'rejected',
+      clusterId: undefined,
+      startedAt,
+      finishedAt: Date.now(),
+      decodeMs: decodeMs || Date.now() - startedAt,
+      syncMs: 0,
+    });
+    return 'rejected';
+  }
+}
+
+/**
+ * One Lambda SQS FIFO event: records in order, the first failure failing
+ * itself and every later record (`batchItemFailures`).
+ */
+export function processBatch(
+  event: SQSEvent,
+  deps: SyncDeps,
+  context?: Context,
+): Promise<SQSBatchResponse> {
+  // The processor keeps per-batch state: one per event.
+  const processor = new SqsFifoPartialProcessorAsync();
+  return processPartialResponse(
+    event,
+    (record: SQSRecord) => processRecord(record, deps),
+    processor,
+    context === undefined ? {} : { context },
+  );
+}
+
+/** The structured log line and the spec's metrics for one sync. */
+function report(
+  record: SQSRecord,
+  subject: string,
+  streamSeq: number | undefined,
+  result: SyncResult,
+): void {
+  const counts = Object.fromEntries(
+    Object.entries(result.kinds).map(([kind, c]) => [
+      kind,
+      { received: c.received, upserted: c.upserted, pruned: c.pruned },
+    ]),
+  );
+  if (result.clamped) {
+    logger.warn(CLAMPED_MESSAGE, {
+      subject,
+      clusterId: result.clusterId,
+      snapshotAt: result.snapshotAt.toISOString(),
+    });
+  }
+  logger.info(
+    result.outcome === 'applied'
+      ? 'inventory synced'
+      : 'older snapshot skipped',
+    {
+      subject,
+      streamSeq,
+      messageId: record.messageId,
+      clusterId: result.clusterId,
+      outcome: result.outcome,
+      snapshotAt: result.snapshotAt.toISOString(),
+      durationMs: Math.round(result.durationMs),
+      kinds: counts,
+      linkage: result.linkage,
+      facts: result.facts,
+    },
+  );
+
+  metrics.addMetric(
+    MetricName.syncDuration,
+    MetricUnit.Seconds,
+    result.durationMs / 1000,
+  );
+  if (result.outcome === 'skipped_older') {
+    metrics.addMetric(MetricName.snapshotsSkipped, MetricUnit.Count, 1);
+    return;
+  }
+  metrics.addMetric(MetricName.clustersSynced, MetricUnit.Count, 1);
+  const nodes = result.kinds.nodes;
+  if (nodes !== undefined) {
+    metrics.addMetric(MetricName.nodesSynced, MetricUnit.Count, nodes.upserted);
+    for (const outcome of ['linked', 'unlinked'] as const) {
+      const single = metrics.singleMetric();
+      single.addDimension('result', outcome);
+      single.addMetric(
+        MetricName.nodeHostLinkage,
+        MetricUnit.Count,
+        result.linkage[outcome],
+      );
+    }
+  }
+  const workloads = result.kinds.workloads;
+  if (workloads !== undefined) {
+    metrics.addMetric(
+      MetricName.workloadsSynced,
+      MetricUnit.Count,
+      workloads.upserted,
+    );
+  }
+  metrics.addMetric(
+    MetricName.specFactsNotNewer,
+    MetricUnit.Count,
+    result.facts.notNewer,
+  );
+  metrics.addMetric(
+    MetricName.changeRecordsWritten,
+    MetricUnit.Count,
+    result.facts.recorded,
+  );
+}
+
+function attribute(record: SQSRecord, name: string): string | undefined {
+  return record.messageAttributes?.[name]?.stringValue;
+}
+
+function sequenceOf(text: string | undefined): number | undefined {
+  if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error
+    ? `${error.name}: ${error.message}`
+    : String(error);
+}

@@ -1,0 +1,88 @@
+/**
+ * Clients and environments (tenants) for the local stack and operators:
+ * created on demand, idempotently. Slugs follow the NATS subject's rule
+ * (DNS-1123 labels), since that is where agents name them.
+ */
+import {
+  type Db,
+  queryMaybeOne,
+  queryOne,
+  withTransaction,
+} from '../db/pool.ts';
+import { ValidationError } from '../errors.ts';
+
+export interface TenantInput {
+  clientSlug: string;
+  envSlug: string;
+  /** Display names; the slug when not given. */
+  clientName?: string;
+  envName?: string;
+}
+
+export interface Tenant {
+  clientId: string;
+  environmentId: string;
+  clientSlug: string;
+  envSlug: string;
+  clientCreated: boolean;
+  environmentCreated: boolean;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+const INSERT_CLIENT = `
+  insert into clients (slug, name) values ($1, $2)
+  on conflict (slug) do nothing
+  returning id`;
+const FIND_CLIENT = `select id from clients where slug = $1`;
+const INSERT_ENVIRONMENT = `
+  insert into environments (client_id, slug, name) values ($1, $2, $3)
+  on conflict (client_id, slug) do nothing
+  returning id`;
+const FIND_ENVIRONMENT = `
+  select id from environments where client_id = $1 and slug = $2`;
+
+/** Creates the client and environment when missing; returns their ids. */
+export async function ensureTenant(
+  db: Db,
+  input: TenantInput,
+): Promise<Tenant> {
+  for (const [what, slug] of [
+    ['client', input.clientSlug],
+    ['environment', input.envSlug],
+  ] as const) {
+    if (!DNS_LABEL.test(slug)) {
+      throw new ValidationError(
+        `${what} slug ${JSON.stringify(slug)} is not a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters)`,
+      );
+    }
+  }
+  return withTransaction(db, async (tx) => {
+    const inserted = await queryMaybeOne<{ id: string }>(tx, INSERT_CLIENT, [
+      input.clientSlug,
+      input.clientName ?? input.clientSlug,
+    ]);
+    const client =
+      inserted ??
+      (await queryOne<{ id: string }>(tx, FIND_CLIENT, [input.clientSlug]));
+    const insertedEnv = await queryMaybeOne<{ id: string }>(
+      tx,
+      INSERT_ENVIRONMENT,
+      [client.id, input.envSlug, input.envName ?? input.envSlug],
+    );
+    const environment =
+      insertedEnv ??
+      (await queryOne<{ id: string }>(tx, FIND_ENVIRONMENT, [
+        client.id,
+        input.envSlug,
+      ]));
+    return {
+      clientId: client.id,
+      environmentId: environment.id,
+      clientSlug: input.clientSlug,
+      envSlug: input.envSlug,
+      clientCreated: inserted !== undefined,
+      environmentCreated: insertedEnv !== undefined,
+    };
+  });
+}

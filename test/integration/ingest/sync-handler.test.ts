@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '../../../functions/sync/handler.ts';
+import { lambdaContext } from '../../../infra/local/lambda-context.ts';
+import { query, queryMaybeOne } from '../../../shared/db/pool.ts';
+import { generateInventory } from '../../../shared/fixtures/generate.ts';
+import {
+  CLAMPED_MESSAGE,
+  type ProcessedRecord,
+} from '../../../shared/ingest/process-record.ts';
+import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
+import { setSyncDeps } from '../../../shared/ingest/sync-deps.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { captureStdout } from '../sweeps/support.ts';
+
+let seq = 0;
+
+/** A record as Lambda's SQS FIFO event source hands it over. */
+function recordOf(
+  subject: string,
+  body: string,
+  extra: Record<string, string> = {},
+): SQSRecord {
+  seq++;
+  const group = subject.split('.').slice(1, 4).join('.');
+  const attrs: SQSRecord['messageAttributes'] = {
+    [QueueAttribute.subject]: {
+      dataType: 'String',
+      stringValue: subject,
+      stringListValues: [],
+      binaryListValues: [],
+    },
+    [QueueAttribute.streamSeq]: {
+      dataType: 'Number',
+      stringValue: String(seq),
+      stringListValues: [],
+      binaryListValues: [],
+    },
+  };
+  for (const [name, value] of Object.entries(extra)) {
+    attrs[name] = {
+      dataType: 'String',
+      stringValue: value,
+      stringListValues: [],
+      binaryListValues: [],
+    };
+  }
+  return {
+    messageId: randomUUID(),
+    receiptHandle: randomUUID(),
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+      SequenceNumber: String(seq).padStart(20, '0'),
+      MessageGroupId: group,
+      MessageDeduplicationId: `test:${seq}`,
+    },
+    messageAttributes: attrs,
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
+
+describe('sync handler', () => {
+  let database: TestDatabase;
+  let tenant: Tenant;
+  const processed: ProcessedRecord[] = [];
+  // Nothing listens there: any claim check read is a transient failure.
+  const deadS3 = new S3Client({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:9',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    tenant = await createTenant(database.db);
+    setSyncDeps({
+      db: database.db,
+      s3: deadS3,
+      timeoutMs: 60_000,
+      eventRetentionHours: 24,
+      onProcessed: (p) => processed.push(p),
+    });
+  });
+  afterAll(async () => {
+    setSyncDeps(undefined);
+    deadS3.destroy();
+    await database.drop();
+  });
+
+  function valid(timestamp = new Date(Date.now() - 60_000)) {
+    const agentId = randomUUID();
+    const inventory = generateInventory({
+      seed: agentId,
+      agentId,
+      clusterName: `c-${agentId.slice(0, 8)}`,
+      timestamp: timestamp.toISOString(),
+      nodes: 2,
+      namespaces: 1,
+      workloadsPerNamespace: 1,
+      podsPerWorkload: 1,
+    });
+    const subject = `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`;
+    return { agentId, record: recordOf(subject, JSON.stringify(inventory)) };
+  }
+
+  const clusterOf = (agentId: string) =>
+    queryMaybeOne(database.db, 'select id from clusters where agent_id = $1', [
+      agentId,
+    ]);
+
+  it('fails a record that hit a transient error and every later record of the batch', async () => {
+    // Prepare
+    const first = valid();
+    const broken = valid();
+    broken.record.messageAttributes[QueueAttribute.claimCheck] = {
+      dataType: 'String',
+      stringValue: 's3://claims/inventory/somewhere',
+      stringListValues: [],
+      binaryListValues: [],
+    };
+    const later = valid();
+    const event: SQSEvent = {
+      Records: [first.record, broken.record, later.record],
+    };
+
+    // Act
+    const response = await handler(event, lambdaContext('sync'));
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([
+      { itemIdentifier: broken.record.messageId },
+      { itemIdentifier: later.record.messageId },
+    ]);
+    expect(await clusterOf(first.agentId)).toBeDefined();
+    expect(await clusterOf(later.agentId)).toBeUndefined();
+  });
+
+  it('lets a refused record succeed, records why, and goes on with the batch', async () => {
+    // Prepare
+    const refused = valid();
+    refused.record.body = '{"type":"kubernetes","schema_version":1}';
+    const later = valid();
+    const out = captureStdout();
+
+    // Act
+    let response: Awaited<ReturnType<typeof handler>>;
+    try {
+      response = await handler(
+        { Records: [refused.record, later.record] },
+        lambdaContext('sync'),
+      );
+    } finally {
+      out.restore();
+    }
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await clusterOf(later.agentId)).toBeDefined();
+    const rows = await query<{
+      stage: string;
+      agent_id: string;
+      reason: string;
+    }>(
+      database.db,
+      'select stage, agent_id, reason from ingest_rejections where agent_id = $1',
+      [refused.agentId],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.stage).toBe('sync');
+    expect(rows[0]?.reason).toMatch(/agent_id/);
+    const warn = out
+      .json()
+      .find((l) => l.message === 'inventory rejected' && l.level === 'WARN');
+    expect(warn).toMatchObject({
+      subject:
+        refused.record.messageAttributes[QueueAttribute.subject]?.stringValue,
+    });
+    expect(JSON.stringify(warn)).not.toContain('schema_version');
+  });
+
+  it('logs a snapshot stamped in the future as clamped, and the sync with its counts and metrics', async () => {
+    // Prepare
+    const future = valid(new Date(Date.now() + 3_600_000));
+    const out = captureStdout();
+
+    // Act
+    try {
+      await handler({ Records: [future.record] }, lambdaContext('sync'));
+    } finally {
+      out.restore();
+    }
+
+    // Assess
+    const lines = out.json();
+    expect(lines.find((l) => l.message === CLAMPED_MESSAGE)).toMatchObject({
+      level: 'WARN',
+    });
+    const synced = lines.find((l) => l.message === 'inventory synced');
+    expect(synced).toMatchObject({ outcome: 'applied' });
+    expect(synced?.clusterId).toEqual(expect.any(String));
+    expect(synced?.kinds).toMatchObject({
+      nodes: { received: 2, upserted: 2 },
+    });
+    const emf = lines.filter((l) => '_aws' in l);
+    const names = emf.flatMap((l) => Object.keys(l));
+    for (const name of [
+      'proxima_k8s_clusters_synced_total',
+      'proxima_k8s_sync_duration_seconds',
+      'proxima_k8s_nodes_synced_total',
+      'proxima_k8s_workloads_synced_total',
+      'proxima_k8s_node_host_linkage_total',
+      'proxima_k8s_spec_facts_not_newer_total',
+      'proxima_k8s_change_records_total',
+    ]) {
+      expect(names).toContain(name);
+    }
+    const linkage = emf.filter(
+      (l) => 'proxima_k8s_node_host_linkage_total' in l,
+    );
+    expect(linkage.map((l) => l.result).sort()).toEqual(['linked', 'unlinked']);
+  });
+});
