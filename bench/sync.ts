@@ -4,6 +4,8 @@
  * changed (and 2% removed), in ms and rows/s; beside them, the same rows
  * written by one bare SQL upsert per kind with no application logic (the
  * floor), and the ratio. Medians of several runs, each on its own cluster.
+ * Last, what the workload change records cost: the large resyncs again with
+ * inventories that carry no spec facts (the diff step has nothing to do).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db/pool.ts';
@@ -13,17 +15,22 @@ import {
   mutateInventory,
   type SizeName,
 } from '../shared/fixtures/generate.ts';
-import { KIND_ORDER, KINDS, type KindDefinition } from '../shared/sync/kinds.ts';
+import {
+  KIND_ORDER,
+  KINDS,
+  type KindDefinition,
+} from '../shared/sync/kinds.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
-import { type Inventory, parseInventoryJson } from '../shared/wire/inventory.ts';
+import {
+  type Inventory,
+  parseInventoryJson,
+} from '../shared/wire/inventory.ts';
 import { benchDatabase, median, ms } from './common.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const SIZES: SizeName[] = (process.env.BENCH_SIZES?.split(',') as SizeName[]) ?? [
-  'small',
-  'medium',
-  'large',
-];
+const SIZES: SizeName[] = (process.env.BENCH_SIZES?.split(
+  ',',
+) as SizeName[]) ?? ['small', 'medium', 'large'];
 
 function rowCount(inv: Inventory): number {
   return KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
@@ -41,7 +48,11 @@ function floorSql(def: KindDefinition): string {
       is distinct from (${cols.map((c) => `excluded.${c}`).join(', ')})`;
 }
 
-async function floor(db: Db, clusterId: string, inv: Inventory): Promise<number> {
+async function floor(
+  db: Db,
+  clusterId: string,
+  inv: Inventory,
+): Promise<number> {
   // Serialization is the caller's: the floor is the database's share alone.
   const params = KIND_ORDER.filter((k) => inv[k]).map((k) => {
     const def = KINDS[k] as KindDefinition;
@@ -70,6 +81,79 @@ async function newCluster(db: Db, clientSlug: string): Promise<string> {
   return row?.id ?? '';
 }
 
+interface Measured {
+  figures: Record<Step, number[]>;
+  floors: Record<Step, number[]>;
+  parse: number[];
+  rows: number;
+  mb: number;
+}
+
+type Step = 'first' | 'same' | 'changed';
+
+async function measure(
+  db: Db,
+  size: SizeName,
+  specFacts: boolean,
+): Promise<Measured> {
+  const subject = (agentId: string) => ({
+    clientSlug: 'bench',
+    envSlug: 'prod',
+    agentId,
+  });
+  const figures = {
+    first: [] as number[],
+    same: [] as number[],
+    changed: [] as number[],
+  };
+  const floors = {
+    first: [] as number[],
+    same: [] as number[],
+    changed: [] as number[],
+  };
+  const parse: number[] = [];
+  let rows = 0;
+  let mb = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const agentId = randomUUID();
+    const generated = generateInventory({
+      size,
+      specFacts,
+      seed: run + 1,
+      agentId,
+      timestamp: '2026-06-15T12:00:00Z',
+    });
+    const json = JSON.stringify(generated);
+    mb = json.length / 1e6;
+    const parseStart = performance.now();
+    const inv = parseInventoryJson(json);
+    parse.push(performance.now() - parseStart);
+    rows = rowCount(inv);
+    const same = { ...inv, timestamp: '2026-06-15T12:05:00Z' };
+    const changed = mutateInventory(inv, {
+      seed: run + 7,
+      changeFraction: 0.1,
+      removeFraction: 0.02,
+      timestamp: '2026-06-15T12:10:00Z',
+    });
+    const now = () => new Date('2026-06-15T12:10:00Z');
+    for (const [name, snapshot] of [
+      ['first', inv],
+      ['same', same],
+      ['changed', changed],
+    ] as const) {
+      const started = performance.now();
+      await syncInventory(db, subject(agentId), snapshot, { now });
+      figures[name].push(performance.now() - started);
+    }
+    const floorCluster = await newCluster(db, 'bench');
+    floors.first.push(await floor(db, floorCluster, inv));
+    floors.same.push(await floor(db, floorCluster, same));
+    floors.changed.push(await floor(db, floorCluster, changed));
+  }
+  return { figures, floors, parse, rows, mb };
+}
+
 async function main(): Promise<void> {
   const bench = await benchDatabase('k8s_inventory_bench_sync');
   const { db } = bench;
@@ -78,11 +162,6 @@ async function main(): Promise<void> {
     db,
     `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`,
   );
-  const subject = (agentId: string) => ({
-    clientSlug: 'bench',
-    envSlug: 'prod',
-    agentId,
-  });
   console.log(`sync benchmark: ${RUNS} runs per figure, medians\n`);
   console.log(
     [
@@ -99,47 +178,11 @@ async function main(): Promise<void> {
   );
   try {
     for (const size of SIZES) {
-      const figures = { first: [] as number[], same: [] as number[], changed: [] as number[] };
-      const floors = { first: [] as number[], same: [] as number[], changed: [] as number[] };
-      const parse: number[] = [];
-      let rows = 0;
-      let mb = 0;
-      for (let run = 0; run < RUNS; run++) {
-        const agentId = randomUUID();
-        const generated = generateInventory({
-          size,
-          seed: run + 1,
-          agentId,
-          timestamp: '2026-06-15T12:00:00Z',
-        });
-        const json = JSON.stringify(generated);
-        mb = json.length / 1e6;
-        const parseStart = performance.now();
-        const inv = parseInventoryJson(json);
-        parse.push(performance.now() - parseStart);
-        rows = rowCount(inv);
-        const same = { ...inv, timestamp: '2026-06-15T12:05:00Z' };
-        const changed = mutateInventory(inv, {
-          seed: run + 7,
-          changeFraction: 0.1,
-          removeFraction: 0.02,
-          timestamp: '2026-06-15T12:10:00Z',
-        });
-        const now = () => new Date('2026-06-15T12:10:00Z');
-        for (const [name, snapshot] of [
-          ['first', inv],
-          ['same', same],
-          ['changed', changed],
-        ] as const) {
-          const started = performance.now();
-          await syncInventory(db, subject(agentId), snapshot, { now });
-          figures[name].push(performance.now() - started);
-        }
-        const floorCluster = await newCluster(db, 'bench');
-        floors.first.push(await floor(db, floorCluster, inv));
-        floors.same.push(await floor(db, floorCluster, same));
-        floors.changed.push(await floor(db, floorCluster, changed));
-      }
+      const { figures, floors, parse, rows, mb } = await measure(
+        db,
+        size,
+        true,
+      );
       for (const step of ['first', 'same', 'changed'] as const) {
         const sync = median(figures[step]);
         const base = median(floors[step]);
@@ -149,12 +192,30 @@ async function main(): Promise<void> {
             rows,
             mb.toFixed(1),
             ms(median(parse)),
-            step === 'same' ? 'no-change' : step === 'changed' ? '10% changed' : 'first',
+            step === 'same'
+              ? 'no-change'
+              : step === 'changed'
+                ? '10% changed'
+                : 'first',
             ms(sync),
             Math.round((rows / sync) * 1000).toLocaleString('en-US'),
             ms(base),
             (sync / base).toFixed(2),
           ].join('\t'),
+        );
+      }
+    }
+    if (SIZES.includes('large')) {
+      const without = await measure(db, 'large', false);
+      const withFacts = await measure(db, 'large', true);
+      console.log(
+        '\nchange records (large): resync without spec facts → with them',
+      );
+      for (const step of ['same', 'changed'] as const) {
+        const before = median(without.figures[step]);
+        const after = median(withFacts.figures[step]);
+        console.log(
+          `${step === 'same' ? 'no-change' : '10% changed'}\t${ms(before)} → ${ms(after)}\t(+${(((after - before) / before) * 100).toFixed(1)}%)`,
         );
       }
     }
