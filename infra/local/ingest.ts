@@ -15,7 +15,7 @@ import {
   type NatsConnectOptions,
 } from '../../shared/ingest/bridge.ts';
 import type { ProcessedRecord } from '../../shared/ingest/process-record.ts';
-import { recordRejection } from '../../shared/ingest/rejections.ts';
+import { bridgeRejectionRecorder } from '../../shared/ingest/rejections.ts';
 import { setSyncDeps } from '../../shared/ingest/sync-deps.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { traceSpan } from '../../shared/observability/tracer.ts';
@@ -90,13 +90,7 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     queueUrl: options.queueUrl,
     bucket: options.bucket,
     maxBytes: options.maxBytes,
-    onReject: (info) =>
-      recordRejection(db, {
-        stage: 'bridge',
-        subject: info.subject,
-        streamSeq: info.streamSeq,
-        reason: info.reason,
-      }),
+    onReject: bridgeRejectionRecorder(() => db),
     ...options.bridge,
   });
   try {

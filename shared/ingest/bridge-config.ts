@@ -5,7 +5,9 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type Config, ConfigError } from '../config.ts';
+import { getDb } from '../http/context.ts';
 import { Bridge, type BridgeOptions } from './bridge.ts';
+import { bridgeRejectionRecorder } from './rejections.ts';
 
 export interface BridgeOverrides {
   sqs?: SQSClient;
@@ -40,6 +42,14 @@ export function createBridgeFromConfig(
         ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true }
         : {}),
     });
+  // With a database configured, terminated messages are recorded in
+  // ingest_rejections; without one they are logged and counted only.
+  const hasDatabase = Boolean(
+    config.DATABASE_URL ?? config.DATABASE_SECRET_ARN,
+  );
+  const onReject =
+    overrides.onReject ??
+    (hasDatabase ? bridgeRejectionRecorder(getDb) : undefined);
   return new Bridge({
     nats: {
       url: config.NATS_URL!,
@@ -55,6 +65,6 @@ export function createBridgeFromConfig(
     bucket: config.CLAIM_BUCKET!,
     maxBytes: config.QUEUE_MAX_MESSAGE_BYTES,
     healthPort: config.BRIDGE_HEALTH_PORT,
-    ...(overrides.onReject ? { onReject: overrides.onReject } : {}),
+    ...(onReject ? { onReject } : {}),
   });
 }

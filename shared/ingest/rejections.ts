@@ -97,3 +97,23 @@ export async function recordRejection(
     subject: rejection.subject.slice(0, MAX_SUBJECT_CHARS),
   });
 }
+
+/**
+ * The bridge's `onReject`: records a message it terminated (a bad subject, or
+ * one it could not deliver by its last attempt) with stage `bridge`.
+ */
+export function bridgeRejectionRecorder(
+  db: () => Promise<Queryable> | Queryable,
+): (info: {
+  subject: string;
+  reason: string;
+  streamSeq?: number;
+}) => Promise<void> {
+  return async (info) =>
+    recordRejection(await db(), {
+      stage: 'bridge',
+      subject: info.subject,
+      streamSeq: info.streamSeq,
+      reason: info.reason,
+    });
+}
