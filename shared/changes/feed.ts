@@ -18,12 +18,13 @@ import {
   pagingFields,
   pagingOf,
 } from '../http/paging.ts';
+import {
+  DNS_1123_LABEL,
+  DNS_1123_SUBDOMAIN,
+  KIND_NAME,
+} from '../http/patterns.ts';
 import { parseQuery } from '../http/query.ts';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN =
-  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
 const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
 const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
 
@@ -49,15 +50,19 @@ const pattern = (name: string, re: RegExp, rule: string) =>
 
 const feedSchema = z.object({
   cluster_id: z.string().refine(isUuid, 'cluster_id must be a UUID').optional(),
-  namespace: pattern('namespace', DNS_LABEL, 'a DNS-1123 label').optional(),
+  namespace: pattern(
+    'namespace',
+    DNS_1123_LABEL,
+    'a DNS-1123 label',
+  ).optional(),
   workload: pattern(
     'workload',
-    DNS_SUBDOMAIN,
+    DNS_1123_SUBDOMAIN,
     'a DNS-1123 subdomain',
   ).optional(),
   kind: pattern(
     'kind',
-    KIND,
+    KIND_NAME,
     'a Kubernetes kind such as Deployment',
   ).optional(),
   event_type: pattern(

@@ -13,8 +13,8 @@
  */
 import type { z } from 'zod';
 import { type Queryable, query, type Row } from '../db/pool.ts';
+import { containsPattern } from '../http/search.ts';
 import {
-  containsPattern,
   type FilterRule,
   type Paging,
   parsePaging,

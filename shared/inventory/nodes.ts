@@ -7,9 +7,10 @@
 
 import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError } from '../errors.ts';
+import { isUuid } from '../http/ids.ts';
 import { columnsOf, type ListPage, runList } from './list.ts';
 import { LISTS } from './lists.ts';
-import { isUuid, type QueryParams } from './params.ts';
+import type { QueryParams } from './params.ts';
 import {
   type NodeCapacityRecord,
   type NodeRecord,

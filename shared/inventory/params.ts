@@ -13,6 +13,7 @@
  * through {@link parseQueryString} instead, which keeps every occurrence.
  */
 import { InvalidParamError, ValidationError } from '../errors.ts';
+import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
 
 /**
  * Query parameters by name. A value is a string, or every occurrence of a
@@ -125,15 +126,6 @@ export function parseSearch(params: QueryParams): string | undefined {
   return term === '' ? undefined : term;
 }
 
-/**
- * A LIKE pattern that matches `term` literally anywhere in the value: `\`,
- * `%` and `_` are escaped with `\`, the escape character the queries name
- * in their `escape '\'` clause.
- */
-export function containsPattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
-}
-
 export interface SortSpec {
   /** A key of the list's allow-list. */
   key: string;
@@ -214,9 +206,6 @@ function filterError(param: string, rule: string): ValidationError {
   });
 }
 
-const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const KIND_NAME = /^[A-Z][A-Za-z0-9]{0,62}$/;
-
 /** A namespace name: a DNS-1123 label. */
 export const dnsLabel: FilterRule = (value, param) => {
   if (!DNS_1123_LABEL.test(value)) throw filterError(param, 'a DNS-1123 label');
@@ -242,15 +231,4 @@ export function oneOf(allowed: readonly string[]): FilterRule {
     }
     return value;
   };
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * True for an id the store could hold. A path id that is not a UUID names
- * nothing, so lookups answer 404 for it instead of letting PostgreSQL
- * refuse the cast.
- */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }

@@ -4,6 +4,7 @@
  * travels as a parameter.
  */
 import { type Queryable, query, queryMaybeOne, queryOne } from '../db/pool.ts';
+import type { Cluster } from '../wire/inventory.ts';
 import {
   KIND_ORDER,
   KINDS,
@@ -257,24 +258,12 @@ export async function insertClusterIfMissing(
   }
 }
 
-export interface ClusterFacts {
-  name: string;
-  display_name: string | null;
-  uid: string | null;
-  version: string | null;
-  platform: string | null;
-  distribution: string | null;
-  api_server_url: string | null;
-  cluster_cidr: string | null;
-  service_cidr: string | null;
-  dns_domain: string | null;
-  cloud_provider: string | null;
-  cloud_region: string | null;
-  cloud_account_id: string | null;
+/** The cluster row's own facts: the agent's cluster block and envelope. */
+export type ClusterFacts = Omit<Cluster, 'status'> & {
   status: string;
   agent_version: string | null;
   collection: unknown;
-}
+};
 
 /**
  * Steps 1, 2 and 17: the asset (with the status mapping), the cluster's

@@ -265,24 +265,11 @@ export async function syncInventory(
             beforePrune: options.beforePrune,
           },
         );
-        const c = inventory.cluster;
         await updateClusterAndAsset(
           tx,
           cluster,
           {
-            name: c.name,
-            display_name: c.display_name ?? null,
-            uid: c.uid ?? null,
-            version: c.version ?? null,
-            platform: c.platform ?? null,
-            distribution: c.distribution ?? null,
-            api_server_url: c.api_server_url ?? null,
-            cluster_cidr: c.cluster_cidr ?? null,
-            service_cidr: c.service_cidr ?? null,
-            dns_domain: c.dns_domain ?? null,
-            cloud_provider: c.cloud_provider ?? null,
-            cloud_region: c.cloud_region ?? null,
-            cloud_account_id: c.cloud_account_id ?? null,
+            ...inventory.cluster,
             status,
             agent_version: inventory.agent_version ?? null,
             collection: inventory.collection ?? null,

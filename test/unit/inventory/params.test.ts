@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidParamError, ValidationError } from '../../../shared/errors.ts';
+import { isUuid } from '../../../shared/http/ids.ts';
+import { containsPattern } from '../../../shared/http/search.ts';
 import {
-  containsPattern,
   dnsLabel,
-  isUuid,
   kindName,
   MAX_PER_PAGE,
   oneOf,
