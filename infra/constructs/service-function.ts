@@ -1,0 +1,194 @@
+/**
+ * The one function construct: a NodejsFunction with our defaults (Node 22,
+ * ARM64, ESM bundle with source maps built by the local esbuild, X-Ray
+ * tracing, an owned log group with retention, the Powertools environment)
+ * and `bind*` helpers that set an environment variable and grant the access
+ * behind it together, so a function never holds a permission it has no
+ * variable for, or the reverse.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import {
+  acknowledge,
+  LAMBDA_BASIC_EXECUTION,
+  LAMBDA_VPC_ACCESS,
+  WILDCARD_RESOURCE,
+} from '../nag.ts';
+import { fromRoot, repoRoot } from '../paths.ts';
+
+/** Service name and metrics namespace, as shared/observability spells them. */
+export const SERVICE_NAME = 'k8s-inventory';
+export const METRICS_NAMESPACE = 'K8sInventory';
+
+/** One database login: its secret and the endpoint it connects through. */
+export interface DatabaseLogin {
+  /** Username and password of this login (JSON, as RDS writes it). */
+  readonly secret: secretsmanager.ISecret;
+  /** The RDS Proxy: network access is granted to it. */
+  readonly endpoint: ec2.IConnectable;
+  readonly host: string;
+  readonly port: number;
+  readonly databaseName: string;
+}
+
+export interface ServiceFunctionProps {
+  /** Entry file, relative to the repository root: `functions/...ts`. */
+  readonly entry: string;
+  /** Physical name; the dashboard finds the function by it. */
+  readonly functionName: string;
+  readonly description: string;
+  readonly vpc: ec2.IVpc;
+  readonly vpcSubnets: ec2.SubnetSelection;
+  readonly securityGroups: ec2.ISecurityGroup[];
+  readonly logLevel: string;
+  readonly logRetention: logs.RetentionDays;
+  /** @default 15 seconds */
+  readonly timeout?: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  readonly environment?: Record<string, string>;
+  /** Extra files for the bundle, copied after esbuild ran. */
+  readonly commandHooks?: nodejs.ICommandHooks;
+}
+
+export class ServiceFunction extends nodejs.NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    super(scope, id, {
+      entry: fromRoot(props.entry),
+      projectRoot: repoRoot,
+      depsLockFilePath: fromRoot('package-lock.json'),
+      functionName: props.functionName,
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(15),
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup,
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
+      securityGroups: props.securityGroups,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        LOG_LEVEL: props.logLevel,
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: props.logLevel,
+        // Responses can be whole inventories; errors are still captured.
+        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+        ...props.environment,
+      },
+      bundling: {
+        format: nodejs.OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        // Some dependencies are CommonJS and call require(); an ESM bundle
+        // has none unless one is made.
+        banner:
+          "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // The runtime ships the v3 SDK; pg's optional native binding is
+        // never installed.
+        externalModules: ['@aws-sdk/*', 'pg-native'],
+        commandHooks: props.commandHooks,
+      },
+    });
+
+    acknowledge(
+      this,
+      LAMBDA_BASIC_EXECUTION,
+      'The AWS managed basic execution policy only lets the function write its own logs.',
+    );
+    acknowledge(
+      this,
+      LAMBDA_VPC_ACCESS,
+      'The AWS managed VPC access policy is what Lambda needs to attach its network interfaces in our private subnets.',
+    );
+    acknowledge(
+      this,
+      'AwsSolutions-L1',
+      'nodejs22.x is the runtime the project targets (design decision: the code runs on Node 20 and 22, its dependencies are pinned for them); moving to a newer runtime is a deliberate upgrade, not a default.',
+    );
+    acknowledge(
+      this,
+      WILDCARD_RESOURCE,
+      'X-Ray PutTraceSegments/PutTelemetryRecords accept no resource narrower than "*".',
+    );
+  }
+
+  /**
+   * Connects through the RDS Proxy as one database login: the variables the
+   * pool reads, read access to that login's secret, and the network path.
+   */
+  bindDatabase(login: DatabaseLogin): this {
+    this.addEnvironment('DATABASE_SECRET_ARN', login.secret.secretArn);
+    this.addEnvironment('DATABASE_HOST', login.host);
+    this.addEnvironment('DATABASE_PORT', String(login.port));
+    this.addEnvironment('DATABASE_NAME', login.databaseName);
+    // The runtime's CA bundle, with the RDS certificate authorities, so the
+    // pool can verify the server (sslmode=verify-full).
+    this.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
+    login.secret.grantRead(this);
+    // Only the proxy's inbound rule is needed: function security groups
+    // allow all outbound. As a "remote" rule it lives in this function's
+    // stack, so the database stack never depends on its callers.
+    for (const target of login.endpoint.connections.securityGroups) {
+      for (const source of this.connections.securityGroups) {
+        target.addIngressRule(
+          source,
+          ec2.Port.tcp(login.port),
+          'PostgreSQL through the RDS Proxy',
+          true,
+        );
+      }
+    }
+    return this;
+  }
+
+  /**
+   * Consumes a FIFO queue: records in order per message group, a partial
+   * batch response, and a cap on concurrent invocations so the queue cannot
+   * exhaust the database's connections.
+   */
+  bindQueue(
+    queue: sqs.IQueue,
+    options: { batchSize: number; maxConcurrency: number },
+  ): this {
+    this.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: options.batchSize,
+        maxConcurrency: options.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+    return this;
+  }
+
+  /** Reads claim-checked bodies: s3:GetObject on the bucket's objects only. */
+  bindClaimBucketReader(bucket: s3.IBucket): this {
+    this.addEnvironment('CLAIM_BUCKET', bucket.bucketName);
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [bucket.arnForObjects('*')],
+      }),
+    );
+    bucket.encryptionKey?.grantDecrypt(this);
+    return this;
+  }
+}
