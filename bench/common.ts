@@ -58,7 +58,10 @@ export function median(values: readonly number[]): number {
 
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  const index = Math.min(
+    sorted.length - 1,
+    Math.ceil((p / 100) * sorted.length) - 1,
+  );
   return sorted[Math.max(0, index)] ?? 0;
 }
 

@@ -71,12 +71,3 @@ export async function dumpCluster(
   parts.push(...cluster.map((r) => `cluster ${r.line}`));
   return parts;
 }
-
-export async function clusterIdOf(db: Db, agentId: string): Promise<string> {
-  const row = await queryOne<{ id: string }>(
-    db,
-    'select id from clusters where agent_id = $1',
-    [agentId],
-  );
-  return row.id;
-}

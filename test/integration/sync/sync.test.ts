@@ -11,7 +11,6 @@ import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import {
-  clusterIdOf,
   countRows,
   createTenant,
   dumpCluster,

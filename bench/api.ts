@@ -1,0 +1,519 @@
+/**
+ * `npm run bench -- api`: the read API's latency at volume. A database of
+ * 200 medium clusters (about 400k pods), seeded through the sync, spread
+ * over four clients of two environments each; then the local API server
+ * and a caller holding `operator` client-wide on every client.
+ *
+ * Each scenario sends a fixed number of requests from 8 concurrent loops
+ * over keep-alive HTTP, after a warm-up, to clusters (or list pages) picked
+ * at random, and reports p50, p99, requests/s, failures (any status but 200)
+ * and whether p99 is within the 50 ms target.
+ *
+ * Last, EXPLAIN (ANALYZE, BUFFERS) of the statements behind the slow reads,
+ * recorded from the domain functions themselves (so the text and the values
+ * are exactly what the API sends), with every sequential scan of a big
+ * table flagged.
+ *
+ * Environment: BENCH_CLUSTERS (200), BENCH_REQUESTS per scenario (400),
+ * BENCH_CONCURRENCY (8), BENCH_SEED_CONCURRENCY (2 syncs at a time),
+ * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`, and
+ * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer } from '../infra/local/api-server.ts';
+import { AccessContext } from '../shared/auth/access.ts';
+import { listGrants } from '../shared/auth/grants.ts';
+import { signLocalToken } from '../shared/auth/local-jwt.ts';
+import { listClusterHealthCounts } from '../shared/clusters/capacity.ts';
+import { parseClusterListQuery } from '../shared/clusters/list-query.ts';
+import { listClusters } from '../shared/clusters/repo.ts';
+import { getClusterSummary } from '../shared/clusters/summary.ts';
+import { type Db, type Queryable, query, type Row } from '../shared/db/pool.ts';
+import { generateInventory } from '../shared/fixtures/generate.ts';
+import { listPods } from '../shared/inventory/lists.ts';
+import { listNamespaceUsage } from '../shared/inventory/namespaces.ts';
+import { listNodeCapacity } from '../shared/inventory/nodes.ts';
+import { parseQueryString } from '../shared/inventory/params.ts';
+import { syncInventory } from '../shared/sync/sync.ts';
+import { parseInventory } from '../shared/wire/inventory.ts';
+import { benchDatabase, median, ms, percentile } from './common.ts';
+
+const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
+const VACUUM = process.env.BENCH_VACUUM === '1';
+const KEEP = process.env.BENCH_KEEP === '1';
+/** Warm-up requests per scenario: a few per loop, not measured. */
+const WARMUP = CONCURRENCY * 5;
+const TARGET_P99_MS = 50;
+
+const CLIENTS = ['acme', 'globex', 'initech', 'umbrella'];
+const ENVIRONMENTS = ['production', 'staging'];
+const EMAIL = 'bench-reader@example.com';
+/** A substring common in generated pod names (about 15% of a cluster's pods). */
+const POD_SEARCH = 'worker';
+/** A table with at least this many rows is big: a seq scan of it is flagged. */
+const BIG_TABLE_ROWS = 10_000;
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function loadAverage(): string {
+  return loadavg()
+    .map((v) => v.toFixed(2))
+    .join(', ');
+}
+
+function pick<T>(items: readonly T[]): T {
+  return items[Math.floor(Math.random() * items.length)] as T;
+}
+
+// ------------------------------------------------------------------ seed
+
+interface Tenant {
+  clientSlug: string;
+  envSlug: string;
+}
+
+async function createTenants(db: Db): Promise<Tenant[]> {
+  const tenants: Tenant[] = [];
+  for (const client of CLIENTS) {
+    await query(
+      db,
+      `insert into clients (slug, name) values ($1, $1)
+       on conflict do nothing`,
+      [client],
+    );
+    for (const env of ENVIRONMENTS) {
+      await query(
+        db,
+        `insert into environments (client_id, slug, name)
+         select id, $2, $2 from clients where slug = $1
+         on conflict do nothing`,
+        [client, env],
+      );
+      tenants.push({ clientSlug: client, envSlug: env });
+    }
+  }
+  return tenants;
+}
+
+/** Syncs CLUSTERS generated medium inventories; returns each sync's ms. */
+async function seed(db: Db, tenants: readonly Tenant[]): Promise<number[]> {
+  const timings: number[] = [];
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < CLUSTERS) {
+      const index = next;
+      next += 1;
+      const tenant = tenants[index % tenants.length] as Tenant;
+      const agentId = randomUUID();
+      const inventory = parseInventory(
+        generateInventory({
+          size: 'medium',
+          seed: index + 1,
+          agentId,
+          clusterName: `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`,
+          // Just before now: events stay inside the 24 h retention and the
+          // past hour's warnings are there to count.
+          timestamp: new Date(Date.now() - 60_000).toISOString(),
+        }),
+      );
+      const started = performance.now();
+      await syncInventory(db, { ...tenant, agentId }, inventory);
+      timings.push(performance.now() - started);
+      done += 1;
+      if (done % 20 === 0 || done === CLUSTERS) {
+        log(`  synced ${done}/${CLUSTERS} (load ${loadAverage()})`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  return timings;
+}
+
+// ------------------------------------------------------------------ load
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+/** One GET, the body read to its end; resolves with the status (0: failed). */
+function get(url: string, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      { agent, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(0));
+        res.resume();
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+interface Scenario {
+  name: string;
+  /** A fresh request path (random cluster or page) per call. */
+  path: () => string;
+}
+
+interface Measured {
+  name: string;
+  latencies: number[];
+  failures: Map<number, number>;
+  wallMs: number;
+}
+
+async function run(
+  baseUrl: string,
+  token: string,
+  scenario: Scenario,
+  count: number,
+): Promise<Measured> {
+  const latencies: number[] = [];
+  const failures = new Map<number, number>();
+  let next = 0;
+  const loop = async () => {
+    while (next < count) {
+      next += 1;
+      const url = `${baseUrl}${scenario.path()}`;
+      const started = performance.now();
+      const status = await get(url, token);
+      latencies.push(performance.now() - started);
+      if (status !== 200) failures.set(status, (failures.get(status) ?? 0) + 1);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
+  return {
+    name: scenario.name,
+    latencies,
+    failures,
+    wallMs: performance.now() - started,
+  };
+}
+
+function table(results: readonly Measured[]): string {
+  const header = ['scenario', 'p50', 'p99', 'req/s', 'failures', 'p99 ≤ 50 ms'];
+  const rows = results.map((r) => {
+    const p99 = percentile(r.latencies, 99);
+    const failed = [...r.failures.values()].reduce((a, b) => a + b, 0);
+    const detail = [...r.failures]
+      .map(([status, n]) => `${n}×${status || 'error'}`)
+      .join(' ');
+    return [
+      r.name,
+      ms(median(r.latencies)),
+      ms(p99),
+      ((r.latencies.length / r.wallMs) * 1000).toFixed(0),
+      failed === 0 ? '0' : `${failed} (${detail})`,
+      p99 <= TARGET_P99_MS ? 'yes' : 'NO',
+    ];
+  });
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) =>
+        i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0),
+      )
+      .join('  ');
+  return [
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+  ].join('\n');
+}
+
+// --------------------------------------------------------------- explain
+
+interface Recorded {
+  label: string;
+  text: string;
+  values: unknown[];
+}
+
+/** Runs every statement on `db` and records its text and values. */
+function recording(
+  db: Queryable,
+  into: Recorded[],
+  label: () => string,
+): Queryable {
+  return {
+    query<R extends Row = Row>(text: string, values: readonly unknown[] = []) {
+      into.push({ label: label(), text, values: [...values] });
+      return db.query<R>(text, values);
+    },
+  };
+}
+
+/**
+ * A stand-in pool for the functions that open a transaction: its one
+ * "client" records like `recording` and skips the transaction control
+ * statements, so the statements inside are explained on their own.
+ */
+function recordingPool(db: Queryable): Db {
+  const client = {
+    query<R extends Row = Row>(text: string, values: readonly unknown[] = []) {
+      if (/^\s*(begin|commit|rollback)\b/i.test(text)) {
+        return Promise.resolve({ rows: [] as R[], rowCount: 0 });
+      }
+      return db.query<R>(text, values);
+    },
+    release() {},
+  };
+  return { connect: async () => client } as unknown as Db;
+}
+
+/** A long literal id array in a plan line, shortened to its count. */
+const UUID_ARRAY = /'\{[0-9a-f-]{36}(?:,[0-9a-f-]{36})*\}'::uuid\[\]/g;
+
+function shorten(line: string): string {
+  return line.replace(
+    UUID_ARRAY,
+    (ids) => `'{${ids.split(',').length} ids}'::uuid[]`,
+  );
+}
+
+function shortValues(values: readonly unknown[]): string {
+  return JSON.stringify(
+    values.map((v) => (Array.isArray(v) ? `[${v.length} ids]` : v)),
+  );
+}
+
+interface PlanSummary {
+  indexes: string[];
+  seqScans: string[];
+  executionMs: string;
+}
+
+function summarize(plan: readonly string[]): PlanSummary {
+  const indexes = new Set<string>();
+  const seqScans = new Set<string>();
+  for (const line of plan) {
+    const index =
+      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
+        line,
+      );
+    const name = index?.[1] ?? index?.[2];
+    if (name) indexes.add(name);
+    const seq = /Seq Scan on (\S+)/.exec(line);
+    if (seq?.[1]) seqScans.add(seq[1]);
+  }
+  const executionMs =
+    plan
+      .find((l) => l.startsWith('Execution Time'))
+      ?.replace('Execution Time: ', '') ?? '?';
+  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
+}
+
+async function explainReads(db: Db, clusterIds: readonly string[]) {
+  const recorded: Recorded[] = [];
+  let current = '';
+  const rec = recording(db, recorded, () => current);
+  const cluster = pick(clusterIds);
+  const access = new AccessContext(
+    { sub: 'bench', email: EMAIL },
+    await listGrants(db, EMAIL),
+  );
+  const scope = access.scopeFor('assets:read');
+
+  for (const perPage of [20, 100]) {
+    current = `clusters include=capacity, per_page=${perPage}`;
+    const q = parseClusterListQuery(`include=capacity&per_page=${perPage}`);
+    // listClusterPage's two steps, on the recording connection.
+    const page = await listClusters(rec, scope, [q.filter], q.paging);
+    await listClusterHealthCounts(
+      rec,
+      page.items.map((item) => item.id),
+    );
+  }
+  current = 'summary';
+  await getClusterSummary(recordingPool(rec), cluster);
+  current = `pods q=${POD_SEARCH}&sort=-restarts`;
+  await listPods(
+    rec,
+    cluster,
+    parseQueryString(`q=${POD_SEARCH}&sort=-restarts`),
+  );
+  current = 'nodes/capacity';
+  await listNodeCapacity(rec, cluster);
+  current = 'namespaces/usage';
+  await listNamespaceUsage(rec, cluster);
+
+  const sizes = new Map(
+    (
+      await query<{ relname: string; rows: number }>(
+        db,
+        `select relname, reltuples::bigint as rows
+           from pg_class
+          where relkind = 'r' and relnamespace = 'public'::regnamespace`,
+      )
+    ).map((r) => [r.relname, r.rows]),
+  );
+
+  const lines: string[] = [];
+  const plans: string[] = [];
+  for (const [i, statement] of recorded.entries()) {
+    const result = await db.query<{ 'QUERY PLAN': string }>(
+      `explain (analyze, buffers) ${statement.text}`,
+      statement.values,
+    );
+    const plan = result.rows.map((r) => r['QUERY PLAN']);
+    const s = summarize(plan);
+    const big = s.seqScans.filter(
+      (table) => (sizes.get(table) ?? 0) >= BIG_TABLE_ROWS,
+    );
+    const seq =
+      s.seqScans.length === 0
+        ? 'none'
+        : s.seqScans
+            .map(
+              (t) =>
+                `${t} (${(sizes.get(t) ?? 0).toLocaleString('en-US')} rows)`,
+            )
+            .join(', ');
+    lines.push(
+      `${i + 1}. ${statement.label}: execution ${s.executionMs}; indexes ${s.indexes.join(', ') || '—'}; seq scans ${seq}${big.length > 0 ? `  <-- SEQ SCAN ON BIG TABLE: ${big.join(', ')}` : ''}`,
+    );
+    plans.push(
+      [
+        `--- ${i + 1}. ${statement.label}`,
+        statement.text.trim().replace(/\n\s+/g, '\n  '),
+        `-- values: ${shortValues(statement.values)}`,
+        ...plan.map(shorten),
+      ].join('\n'),
+    );
+  }
+  return { cluster, lines, plans };
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const bench = await benchDatabase('k8s_inventory_bench_api');
+  const { db } = bench;
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
+  let server: Awaited<ReturnType<typeof startApiServer>> | undefined;
+  try {
+    console.log(
+      `api benchmark: ${CLUSTERS} medium clusters, ${CONCURRENCY} concurrent loops, ${REQUESTS} requests per scenario after ${WARMUP} warm-up`,
+    );
+    console.log(
+      `machine: ${availableParallelism()} CPUs; load average at start ${loadAverage()}`,
+    );
+    const tenants = await createTenants(db);
+    const seedStart = performance.now();
+    const timings = await seed(db, tenants);
+    const seedMs = performance.now() - seedStart;
+    const [counts] = await query<Record<string, number>>(
+      db,
+      `select (select count(*) from clusters) as clusters,
+              (select count(*) from k8s_nodes) as nodes,
+              (select count(*) from k8s_pods) as pods,
+              (select count(*) from k8s_workloads) as workloads,
+              (select count(*) from k8s_events) as events,
+              pg_size_pretty(pg_total_relation_size('k8s_pods')) as pods_size`,
+    );
+    console.log(
+      `seeded in ${(seedMs / 1000).toFixed(1)} s (${SEED_CONCURRENCY} syncs at a time; one sync median ${ms(median(timings))}, p99 ${ms(percentile(timings, 99))}): ${JSON.stringify(counts)}`,
+    );
+    const analyzeStart = performance.now();
+    await query(db, VACUUM ? 'vacuum analyze' : 'analyze');
+    console.log(
+      `${VACUUM ? 'vacuum analyze' : 'analyze'}: ${ms(performance.now() - analyzeStart)}`,
+    );
+
+    for (const client of CLIENTS) {
+      await query(
+        db,
+        `insert into user_grants (email, role, client_id)
+         select $1, 'operator', id from clients where slug = $2`,
+        [EMAIL, client],
+      );
+    }
+    const clusterIds = (
+      await query<{ id: string }>(db, 'select id from clusters order by id')
+    ).map((r) => r.id);
+
+    server = await startApiServer({ port: 0, db, dataDir });
+    const token = await signLocalToken(server.jwtKey, {
+      email: EMAIL,
+      sub: 'bench:reader',
+      ttlSeconds: 3600,
+    });
+    const pages = (perPage: number) =>
+      Math.max(1, Math.ceil(clusterIds.length / perPage));
+    const cluster = () => `/api/v1/clusters/${pick(clusterIds)}`;
+    const scenarios: Scenario[] = [
+      {
+        name: 'clusters?include=capacity per_page=20',
+        path: () =>
+          `/api/v1/clusters?include=capacity&per_page=20&page=${1 + Math.floor(Math.random() * pages(20))}`,
+      },
+      {
+        name: 'clusters?include=capacity per_page=100',
+        path: () =>
+          `/api/v1/clusters?include=capacity&per_page=100&page=${1 + Math.floor(Math.random() * pages(100))}`,
+      },
+      { name: 'clusters/{id}/summary', path: () => `${cluster()}/summary` },
+      {
+        name: `clusters/{id}/pods?q=${POD_SEARCH}&sort=-restarts`,
+        path: () => `${cluster()}/pods?q=${POD_SEARCH}&sort=-restarts`,
+      },
+      {
+        name: 'clusters/{id}/nodes/capacity',
+        path: () => `${cluster()}/nodes/capacity`,
+      },
+      {
+        name: 'clusters/{id}/namespaces/usage',
+        path: () => `${cluster()}/namespaces/usage`,
+      },
+    ];
+
+    const results: Measured[] = [];
+    const loadBefore = loadAverage();
+    for (const scenario of scenarios) {
+      await run(server.url, token, scenario, WARMUP);
+      results.push(await run(server.url, token, scenario, REQUESTS));
+      log(`  measured ${scenario.name} (load ${loadAverage()})`);
+    }
+    const loadAfter = loadAverage();
+    console.log(
+      `\nlatency (client-side, keep-alive, ${CONCURRENCY} concurrent; target p99 ≤ ${TARGET_P99_MS} ms)`,
+    );
+    console.log(table(results));
+    console.log(
+      `load average: ${loadBefore} before the load, ${loadAfter} after`,
+    );
+
+    const explained = await explainReads(db, clusterIds);
+    console.log(
+      `\nEXPLAIN (ANALYZE, BUFFERS) of the statements behind the reads (cluster ${explained.cluster}; big table: ≥ ${BIG_TABLE_ROWS.toLocaleString('en-US')} rows)`,
+    );
+    for (const line of explained.lines) console.log(line);
+    console.log('');
+    for (const plan of explained.plans) console.log(`${plan}\n`);
+  } finally {
+    await server?.close();
+    agent.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+    // Kept only on DATABASE_URL's server: an embedded one stops with us.
+    if (KEEP && process.env.DATABASE_URL) {
+      log(`kept ${bench.url}`);
+      await db.end();
+    } else {
+      await bench.close();
+    }
+  }
+}
+
+await main();
