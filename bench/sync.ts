@@ -19,7 +19,9 @@ import {
   KIND_ORDER,
   KINDS,
   type KindDefinition,
+  type KindKey,
 } from '../shared/sync/kinds.ts';
+import { upsertStatement } from '../shared/sync/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import {
   type Inventory,
@@ -36,16 +38,25 @@ function rowCount(inv: Inventory): number {
   return KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
 }
 
-/** One bare upsert per kind: no lock, no digest, no links, no prune. */
-function floorSql(def: KindDefinition): string {
-  const cols = def.columns;
-  return `insert into ${def.table} as t (cluster_id, ${cols.join(', ')}, content_hash)
-    select $1, ${cols.map((c) => `r.${c}`).join(', ')}, ''
-    from jsonb_populate_recordset(null::${def.table}, $2::jsonb) r
-    on conflict (cluster_id, ${def.keyColumns.join(', ')}) do update set
-      ${cols.map((c) => `${c} = excluded.${c}`).join(', ')}
-    where (${cols.map((c) => `t.${c}`).join(', ')})
-      is distinct from (${cols.map((c) => `excluded.${c}`).join(', ')})`;
+const DIGEST_GUARD =
+  'where t.content_hash is distinct from excluded.content_hash';
+
+/**
+ * The floor: the sync's own upsert statement per kind (the same columns,
+ * links resolved by the same joins, the same indexes and foreign keys), with
+ * its digest guard replaced by the plain SQL one, a whole-row IS DISTINCT
+ * FROM, and every row sent: no lock, digest, diff, linkage, facts, prune or
+ * counts.
+ */
+function floorSql(kind: KindKey): string {
+  const cols = (KINDS[kind] as KindDefinition).columns;
+  const sql = upsertStatement(kind);
+  if (!sql.includes(DIGEST_GUARD)) throw new Error('upsert guard changed');
+  return sql.replace(
+    DIGEST_GUARD,
+    `where (${cols.map((c) => `t.${c}`).join(', ')})
+      is distinct from (${cols.map((c) => `excluded.${c}`).join(', ')})`,
+  );
 }
 
 async function floor(
@@ -56,13 +67,20 @@ async function floor(
   // Serialization is the caller's: the floor is the database's share alone.
   const params = KIND_ORDER.filter((k) => inv[k]).map((k) => {
     const def = KINDS[k] as KindDefinition;
-    const rows = (inv[k] ?? []).map((r) => def.toRow(r as never));
-    return [floorSql(def), JSON.stringify(rows)] as const;
+    const rows = (inv[k] ?? []).map((r) => ({
+      ...def.toRow(r as never),
+      content_hash: '',
+    }));
+    return [floorSql(k), JSON.stringify(rows)] as const;
   });
   const started = performance.now();
-  await withTransaction(db, async (tx) => {
-    for (const [sql, json] of params) await tx.query(sql, [clusterId, json]);
-  });
+  await withTransaction(
+    db,
+    async (tx) => {
+      for (const [sql, json] of params) await tx.query(sql, [clusterId, json]);
+    },
+    { settings: { work_mem: '64MB' } },
+  );
   return performance.now() - started;
 }
 

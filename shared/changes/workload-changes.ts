@@ -29,7 +29,11 @@ export interface FactsStepInput {
   workloads: NonNullable<Inventory['workloads']>;
   /** The snapshot's HPAs; only these decide whether replicas are the HPA's. */
   hpas: Inventory['hpas'];
-  /** Stored digest and time by workload key (kind, namespace, name joined by \u0001). */
+  /**
+   * Stored digest and time by workload key (kind, namespace, name joined by
+   * \u0001), as read before this sync's upserts: a workload missing here is
+   * new, and its insert already carried its first facts.
+   */
   stored: ReadonlyMap<string, StoredFactsState>;
 }
 
@@ -69,6 +73,11 @@ export async function applyWorkloadFacts(
     if (!facts) continue; // absent means unknown: the stored set is kept
     const digest = factsDigest(facts);
     const stored = input.stored.get(workloadKey(workload));
+    if (!stored) {
+      // New to this cluster: its insert stored these facts as the baseline.
+      result.baselined++;
+      continue;
+    }
     if (stored?.spec_facts_hash === digest) {
       // Same facts: nothing to diff or store. A replay still counts as not newer.
       if (stored.spec_facts_at && input.snapshotAt <= stored.spec_facts_at) {

@@ -96,6 +96,8 @@ export interface TransactionOptions {
    * lock wait counts toward it too.
    */
   timeoutMs?: number;
+  /** Server settings for this transaction only (e.g. work_mem). */
+  settings?: Record<string, string>;
 }
 
 /** Thrown inside a transaction whose deadline passed. */
@@ -121,15 +123,20 @@ export async function withTransaction<T>(
   try {
     await client.query(options.mode ? `BEGIN ${options.mode}` : 'BEGIN');
     const timeoutMs = options.timeoutMs;
+    const settings: Record<string, string> = { ...options.settings };
     if (timeoutMs !== undefined) {
       const ms = String(Math.max(1, Math.floor(timeoutMs)));
-      // SET LOCAL: the bounds end with the transaction, nothing leaks into
-      // the pooled session.
+      settings.statement_timeout = ms;
+      settings.idle_in_transaction_session_timeout = ms;
+      settings.lock_timeout = ms;
+    }
+    const names = Object.keys(settings);
+    if (names.length > 0) {
+      // Local to the transaction (set_config's third argument): nothing leaks
+      // into the pooled session, and no SET pins a session behind RDS Proxy.
       await client.query(
-        `SELECT set_config('statement_timeout', $1, true),
-                set_config('idle_in_transaction_session_timeout', $1, true),
-                set_config('lock_timeout', $1, true)`,
-        [ms],
+        `SELECT ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`,
+        names.flatMap((name) => [name, settings[name]]),
       );
     }
     const work = fn(client);

@@ -35,6 +35,8 @@ export interface KindDefinition<K extends KindKey = KindKey> {
   /** Columns the row sets (besides cluster_id, links and content_hash). */
   columns: readonly string[];
   links: readonly Link[];
+  /** Columns written when the row is created and never by the update. */
+  insertOnly?: readonly string[];
   toRow(row: RowOf<K>): DbRow;
 }
 
@@ -184,8 +186,10 @@ const workloads: KindDefinition<'workloads'> = {
   table: 'k8s_workloads',
   keyColumns: ['kind', 'namespace', 'name'],
   links: ['namespace'],
-  // spec_facts are not here: they follow their own rules (workload change
-  // records) and are written by the facts step.
+  // spec_facts follow their own rules (workload change records): the facts
+  // step writes them, except a new workload's first facts, which its insert
+  // carries as the baseline.
+  insertOnly: ['spec_facts', 'spec_facts_hash', 'spec_facts_at'],
   columns: [
     ...META,
     'kind',

@@ -35,17 +35,22 @@ const LINKS: Record<Link, { column: string; expr: string; join: string }> = {
 
 function buildUpsert(def: KindDefinition): string {
   const links = def.links.map((l) => LINKS[l]);
+  const insertOnly = def.insertOnly ?? [];
   const targets = [
     ...links.map((l) => l.column),
     ...def.columns,
+    ...insertOnly,
     'content_hash',
   ];
   const values = [
     ...links.map((l) => l.expr),
     ...def.columns.map((c) => `r.${c}`),
+    ...insertOnly.map((c) => `r.${c}`),
     'r.content_hash',
   ];
-  const updates = targets.filter((c) => !def.keyColumns.includes(c));
+  const updates = targets.filter(
+    (c) => !def.keyColumns.includes(c) && !insertOnly.includes(c),
+  );
   // The guard keeps a row that is somehow sent unchanged from being
   // rewritten (no new row version, no WAL).
   return `insert into ${def.table} as t (cluster_id, ${targets.join(', ')})
@@ -101,6 +106,11 @@ export async function listStoredRows(
   if (kinds.length === 0) return [];
   const sql = kinds.map((k) => STORED[k]).join('\nunion all\n');
   return query<StoredRow & Record<string, unknown>>(tx, sql, [clusterId]);
+}
+
+/** The upsert statement of a kind (the benchmark's floor starts from it). */
+export function upsertStatement(kind: KindKey): string {
+  return UPSERT[kind];
 }
 
 /** Writes the rows (already JSON, each with its content_hash); returns rows written. */

@@ -14,10 +14,11 @@ import { clampSnapshotTime } from '../changes/rules.ts';
 import {
   applyWorkloadFacts,
   type FactsStepResult,
+  factsDigest,
 } from '../changes/workload-changes.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
-import type { Inventory } from '../wire/inventory.ts';
+import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
 import {
   type DbRow,
   KIND_ORDER,
@@ -133,7 +134,7 @@ function digestRows(
   for (const wire of rows) {
     const hash = createHash('md5')
       .update(ROW_SHAPE_VERSION)
-      .update(JSON.stringify(wire))
+      .update(JSON.stringify(withoutFacts(wire)))
       .digest('base64');
     const key = naturalKey(def, wire as DbRow);
     // A duplicate key would make ON CONFLICT touch one row twice: last wins.
@@ -142,14 +143,44 @@ function digestRows(
   return incoming;
 }
 
+/**
+ * A workload's spec facts are not part of its table row (the facts step keeps
+ * them, with their own digest): a facts-only change must not rewrite the row.
+ */
+function withoutFacts(wire: unknown): unknown {
+  if (wire && typeof wire === 'object' && 'spec_facts' in wire) {
+    const { spec_facts: _facts, ...row } = wire as Record<string, unknown>;
+    return row;
+  }
+  return wire;
+}
+
 /** A changed row as the JSON element the upsert receives. */
-function rowJson(def: KindDefinition, row: IncomingRow): string {
+function rowJson(def: KindDefinition, row: IncomingRow, extra?: DbRow): string {
+  const mapped = def.toRow(row.wire as never);
   // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
-  const body = JSON.stringify(def.toRow(row.wire as never)).replace(
+  const body = JSON.stringify(extra ? { ...mapped, ...extra } : mapped).replace(
     NUL_ESCAPE,
     '',
   );
   return `{"content_hash":"${row.hash}",${body.slice(1)}`;
+}
+
+/**
+ * A new workload's facts, stored by its insert as the baseline (first sight
+ * records nothing), so the facts step need not write the row again.
+ */
+function firstFacts(
+  workload: WorkloadRow,
+  snapshotAt: Date,
+): DbRow | undefined {
+  const facts = workload.spec_facts;
+  if (!facts) return undefined;
+  return {
+    spec_facts: facts,
+    spec_facts_hash: factsDigest(facts),
+    spec_facts_at: snapshotAt.toISOString(),
+  };
 }
 
 function keptEvents(
@@ -286,7 +317,12 @@ export async function syncInventory(
           durationMs: performance.now() - started,
         };
       }),
-    { timeoutMs: options.timeoutMs ?? 60_000 },
+    {
+      timeoutMs: options.timeoutMs ?? 60_000,
+      // A large cluster's rows arrive as one multi-MB parameter per kind:
+      // enough memory keeps its hash joins from spilling to disk.
+      settings: { work_mem: '64MB' },
+    },
   );
 }
 
@@ -369,7 +405,12 @@ async function applyKinds(
     for (const row of prepared.values()) {
       const before = storedRows.get(row.key);
       if (!before) added++;
-      if (before?.content_hash !== row.hash) changed.push(rowJson(def, row));
+      if (before?.content_hash === row.hash) continue;
+      const extra =
+        kind === 'workloads' && !before
+          ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
+          : undefined;
+      changed.push(rowJson(def, row, extra));
     }
     const gone: string[] = [];
     for (const [key, row] of storedRows) {
