@@ -48,6 +48,7 @@ export function buildInventoryApp(app: App): InventoryApp {
     parameters,
     ...placement,
     writer: database.logins.writer,
+    bridgeLogin: database.logins.ingest,
   });
   const api = new ApiStack(app, name('api'), {
     description: description('HTTP API, one function per route'),

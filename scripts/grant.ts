@@ -3,11 +3,13 @@
  *   npm run grant -- --email alice@example.com --role viewer --client acme [--environment production]
  * Idempotent: granting what is already granted changes nothing. Connects to
  * DATABASE_URL, else the local stack's database (shared/db/local-url.ts).
+ * The admin function's `grant` command runs the same shared/tenancy/grants.ts.
  */
 import { parseArgs } from 'node:util';
 import { isRole, ROLES } from '../shared/auth/roles.ts';
 import { localDatabaseUrl } from '../shared/db/local-url.ts';
-import { createPool, query, queryMaybeOne } from '../shared/db/pool.ts';
+import { createPool } from '../shared/db/pool.ts';
+import { grantRole } from '../shared/tenancy/grants.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,32 +34,15 @@ if (!isRole(role)) {
 
 const db = createPool({ connectionString: localDatabaseUrl(), max: 1 });
 try {
-  const target = await queryMaybeOne<{
-    client_id: string;
-    environment_id: string | null;
-  }>(
-    db,
-    `select c.id as client_id, e.id as environment_id
-       from clients c
-       left join environments e on e.client_id = c.id and e.slug = $2
-      where c.slug = $1`,
-    [client, environment ?? null],
-  );
-  if (!target) throw new Error(`no client with slug ${client}`);
-  if (environment !== undefined && target.environment_id === null) {
-    throw new Error(`client ${client} has no environment ${environment}`);
-  }
-  const inserted = await query(
-    db,
-    `insert into user_grants (email, role, client_id, environment_id)
-     values ($1, $2, $3, $4)
-     on conflict do nothing
-     returning id`,
-    [email, role, target.client_id, target.environment_id],
-  );
+  const grant = await grantRole(db, {
+    email,
+    role,
+    clientSlug: client,
+    envSlug: environment,
+  });
   const where = environment ? `${client}/${environment}` : client;
   process.stdout.write(
-    inserted.length > 0
+    grant.created
       ? `granted ${role} on ${where} to ${email}\n`
       : `${email} already has ${role} on ${where}\n`,
   );

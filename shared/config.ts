@@ -11,6 +11,45 @@ const bool = z
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max);
 
+/**
+ * A JSON object in one variable: group role name → the Secrets Manager ARN
+ * of its login's secret. Only the shape is checked here; which group roles
+ * exist is shared/db/roles.ts's business.
+ */
+const loginSecrets = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'must be a JSON object mapping group role names to secret ARNs',
+      });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z.record(
+      z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
+      z
+        .string()
+        .regex(
+          /^arn:[a-z-]+:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/,
+          'must be a Secrets Manager secret ARN',
+        ),
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'a group role name is lowercase letters, digits and _'
+            : issue.code === 'invalid_type'
+              ? 'must be a JSON object mapping group role names to secret ARNs'
+              : undefined,
+      },
+    ),
+  );
+
 export const configSchema = z.object({
   // Database: a URL locally; in AWS the host (RDS Proxy) and a secret ARN.
   DATABASE_URL: z.string().optional(),
@@ -19,6 +58,8 @@ export const configSchema = z.object({
   DATABASE_PORT: int(1, 65535).default(5432),
   DATABASE_NAME: z.string().default('inventory'),
   DATABASE_POOL_MAX: int(1, 100).default(4),
+  /** The migrate step only: each application login's secret, by group role. */
+  DATABASE_LOGIN_SECRETS: loginSecrets.optional(),
 
   // NATS and the bridge.
   NATS_URL: z.string().optional(),

@@ -2,7 +2,10 @@
  * The NATS → SQS bridge: a long-running Node process on ECS Fargate, one
  * task by default (the JetStream durable consumer keeps any extra task
  * from double-forwarding). Its NATS URL and credentials come from Secrets
- * Manager; the rest of its configuration is plain environment.
+ * Manager; the rest of its configuration is plain environment. It records
+ * the messages it refuses in ingest_rejections, through the RDS Proxy, with
+ * a login that may do nothing else; like the functions, it reads that
+ * login's secret itself at start (DATABASE_SECRET_ARN).
  */
 import { readFileSync } from 'node:fs';
 import { Duration, IgnoreMode, RemovalPolicy } from 'aws-cdk-lib';
@@ -17,7 +20,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { acknowledge, WILDCARD_RESOURCE } from '../nag.ts';
 import { fromRoot, repoRoot } from '../paths.ts';
-import { METRICS_NAMESPACE, SERVICE_NAME } from './service-function.ts';
+import {
+  type DatabaseLogin,
+  METRICS_NAMESPACE,
+  SERVICE_NAME,
+} from './service-function.ts';
 
 const DOCKERFILE = 'functions/bridge/Dockerfile';
 export const BRIDGE_HEALTH_PORT = 8080;
@@ -40,6 +47,8 @@ export interface BridgeServiceProps {
   readonly natsSecret: secretsmanager.ISecret;
   readonly natsStream: string;
   readonly natsConsumer: string;
+  /** The login refused messages are recorded with (ingest_rejections). */
+  readonly database: DatabaseLogin;
   readonly desiredCount: number;
   readonly logLevel: string;
   readonly logRetention: logs.RetentionDays;
@@ -95,6 +104,14 @@ export class BridgeService extends Construct {
         NATS_STREAM: props.natsStream,
         NATS_CONSUMER: props.natsConsumer,
         BRIDGE_HEALTH_PORT: String(BRIDGE_HEALTH_PORT),
+        // The proxy's certificate chains to a public Amazon root, which
+        // Node trusts as it is: no CA bundle needed for verify-full.
+        DATABASE_SECRET_ARN: props.database.secret.secretArn,
+        DATABASE_HOST: props.database.host,
+        DATABASE_PORT: String(props.database.port),
+        DATABASE_NAME: props.database.databaseName,
+        // Refusals are rare: two connections are plenty.
+        DATABASE_POOL_MAX: '2',
         LOG_LEVEL: props.logLevel,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -129,11 +146,23 @@ export class BridgeService extends Construct {
       }),
     );
 
+    // Reads its database login's secret, and nothing else of the database.
+    props.database.secret.grantRead(task.taskRole);
+
     const securityGroup = new ec2.SecurityGroup(this, 'Sg', {
       vpc: props.vpc,
-      description: 'NATS bridge: no inbound; NATS, SQS and S3 out',
+      description: 'NATS bridge: no inbound; NATS, SQS, S3 and PostgreSQL out',
       allowAllOutbound: true,
     });
+    // The proxy's inbound rule, kept in this stack as with the functions.
+    for (const target of props.database.endpoint.connections.securityGroups) {
+      target.addIngressRule(
+        securityGroup,
+        ec2.Port.tcp(props.database.port),
+        'PostgreSQL through the RDS Proxy',
+        true,
+      );
+    }
 
     this.service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
@@ -154,7 +183,7 @@ export class BridgeService extends Construct {
     acknowledge(
       task,
       'AwsSolutions-ECS2',
-      'Only non-secret settings are plain environment variables; the NATS URL and credentials are injected from Secrets Manager.',
+      'Only non-secret settings are plain environment variables; the NATS URL and credentials are injected from Secrets Manager, and the database login is read from Secrets Manager by the process (its ARN is not secret).',
     );
     acknowledge(
       task,

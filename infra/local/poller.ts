@@ -85,10 +85,12 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
   const concurrency = options.concurrency ?? 2;
   const batchSize = Math.min(10, Math.max(1, options.batchSize ?? 5));
   const waitTimeSeconds = options.waitTimeSeconds ?? 2;
-  const visibilityTimeout = options.visibilityTimeoutSeconds ?? 360;
+  const visibilityTimeout = options.visibilityTimeoutSeconds ?? 540;
   const retryDelay = options.retryDelaySeconds ?? 5;
   const functionName = options.functionName ?? 'k8s-inventory-sync';
-  const functionTimeoutMs = options.functionTimeoutMs ?? 60_000;
+  // As deployed (syncTimeoutSeconds): above the 60 s transaction bound, so a
+  // batch's later records are not put back for lack of time.
+  const functionTimeoutMs = options.functionTimeoutMs ?? 90_000;
   const region = options.region ?? 'us-east-1';
   const { sqs, queueUrl } = options;
 

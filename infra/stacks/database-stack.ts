@@ -46,6 +46,8 @@ export const APPLICATION_LOGINS = {
   reader: { username: 'inventory_api', role: 'inventory_reader' },
   /** The admin function: tenants and grants. */
   tenancy: { username: 'inventory_admin', role: 'inventory_tenancy' },
+  /** The bridge: records the messages it refuses in ingest_rejections. */
+  ingest: { username: 'inventory_bridge', role: 'inventory_ingest' },
 } as const;
 
 export type ApplicationLogin = keyof typeof APPLICATION_LOGINS;
@@ -209,6 +211,7 @@ export class DatabaseStack extends Stack {
       maintenance: login(loginSecrets.maintenance),
       reader: login(loginSecrets.reader),
       tenancy: login(loginSecrets.tenancy),
+      ingest: login(loginSecrets.ingest),
     };
 
     const adminSg = new ec2.SecurityGroup(this, 'AdminFunctionsSg', {

@@ -3,7 +3,8 @@
  * queue (one message group per cluster, so one cluster's snapshots are
  * applied in order and one at a time), putting bodies over the queue's
  * limit into the claim bucket; the sync function applies them. A message
- * that keeps failing moves to the FIFO dead-letter queue.
+ * that keeps failing moves to the FIFO dead-letter queue. Both record the
+ * messages they refuse in ingest_rejections, each with its own login.
  */
 import {
   CfnOutput,
@@ -38,6 +39,8 @@ export interface IngestStackProps extends StackProps {
   readonly vpc: ec2.IVpc;
   readonly appSubnets: ec2.SubnetSelection;
   readonly writer: DatabaseLogin;
+  /** The bridge's own login: it may only insert into ingest_rejections. */
+  readonly bridgeLogin: DatabaseLogin;
 }
 
 export class IngestStack extends Stack {
@@ -122,6 +125,7 @@ export class IngestStack extends Stack {
       natsSecret,
       natsStream: parameters.natsStream,
       natsConsumer: parameters.natsConsumer,
+      database: props.bridgeLogin,
       desiredCount: parameters.bridgeDesiredCount,
       logLevel: parameters.logLevel,
       logRetention: parameters.logRetentionDays as logs.RetentionDays,

@@ -7,6 +7,13 @@
  * queue must not redeliver it forever. Anything else (database, S3, timeout)
  * fails the record so the queue redelivers it; the FIFO processor then fails
  * every later record of the batch as well, so nothing overtakes it.
+ *
+ * A batch's records run one after another inside one invocation. Before
+ * each record after the first, the invocation must still have room for a
+ * whole sync (its transaction bound plus a margin); when it has not, that
+ * record fails as transient (the batch ran out of time), and it and the
+ * rest of the batch come back from the queue instead of being cut off
+ * mid-transaction by the function timeout.
  */
 
 import {
@@ -63,6 +70,21 @@ export interface ProcessedRecord {
   decodeMs: number;
   /** The sync transaction, lock wait included. */
   syncMs: number;
+}
+
+/** Room kept, beyond the transaction bound, to read and settle a record. */
+export const RECORD_TIME_MARGIN_MS = 5_000;
+
+export const OUT_OF_TIME_MESSAGE = 'the batch ran out of time';
+
+/** A record left for the queue to redeliver: too little time was left. */
+export class BatchOutOfTimeError extends Error {
+  constructor(remainingMs: number, neededMs: number) {
+    super(
+      `${OUT_OF_TIME_MESSAGE}: ${remainingMs} ms left, a record needs ${neededMs} ms`,
+    );
+    this.name = 'BatchOutOfTimeError';
+  }
 }
 
 export const CLAMPED_MESSAGE =
@@ -161,12 +183,38 @@ export function processBatch(
 ): Promise<SQSBatchResponse> {
   // The processor keeps per-batch state: one per event.
   const processor = new SqsFifoPartialProcessorAsync();
+  let started = 0;
   return processPartialResponse(
     event,
-    (record: SQSRecord) => processRecord(record, deps),
+    async (record: SQSRecord) => {
+      // The first record always runs: the function timeout is set above the
+      // transaction bound, and deferring it would stall the group for good.
+      if (started++ > 0 && context !== undefined) {
+        assertTimeLeft(record, deps, context);
+      }
+      return processRecord(record, deps);
+    },
     processor,
     context === undefined ? {} : { context },
   );
+}
+
+/** Throws BatchOutOfTimeError when a whole sync may no longer fit. */
+function assertTimeLeft(
+  record: SQSRecord,
+  deps: SyncDeps,
+  context: Context,
+): void {
+  const remainingMs = context.getRemainingTimeInMillis();
+  const neededMs = deps.timeoutMs + RECORD_TIME_MARGIN_MS;
+  if (remainingMs >= neededMs) return;
+  logger.warn(`${OUT_OF_TIME_MESSAGE}; the queue redelivers the rest`, {
+    messageId: record.messageId,
+    subject: attribute(record, QueueAttribute.subject),
+    remainingMs,
+    neededMs,
+  });
+  throw new BatchOutOfTimeError(remainingMs, neededMs);
 }
 
 /** The structured log line and the spec's metrics for one sync. */

@@ -197,8 +197,8 @@ describe('least privilege', () => {
     expect(s3Actions).toEqual(['s3:GetObject']);
   });
 
-  it('lets the bridge send to the queue and put claims, nothing more', () => {
-    const { ingest } = synthesized.inventory;
+  it('lets the bridge send to the queue, put claims and read its database login, nothing more', () => {
+    const { database, ingest } = synthesized.inventory;
     const task = ingest.bridge.service.taskDefinition;
     const roleId = ingest.getLogicalId(
       task.taskRole.node.defaultChild as never,
@@ -219,11 +219,84 @@ describe('least privilege', () => {
     expect(actions.sort()).toEqual(
       [
         's3:PutObject',
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
       ].sort(),
     );
+    // The one secret it reads is its own login's.
+    const secretResources = statements
+      .filter((s) =>
+        JSON.stringify(s.Action).includes('secretsmanager:GetSecretValue'),
+      )
+      .flatMap((s) => {
+        const resource = (s as { Resource?: unknown }).Resource;
+        return Array.isArray(resource) ? resource : [resource];
+      })
+      .map((r) => describeRef(r, ingest.stackName, templates));
+    expect(secretResources).toEqual([
+      ref(database, database.logins.ingest.secret.secretArn),
+    ]);
+  });
+
+  it('connects the bridge to the proxy as its own login, which may only record refusals', () => {
+    // Prepare
+    const { database, ingest } = synthesized.inventory;
+    const [, task] = only(
+      synthesized.templates.ingest,
+      'AWS::ECS::TaskDefinition',
+    );
+    const [container] = props(task).ContainerDefinitions as {
+      Environment: { Name: string; Value: unknown }[];
+    }[];
+    const env = Object.fromEntries(
+      container!.Environment.map((e) => [
+        e.Name,
+        describeRef(e.Value, ingest.stackName, templates),
+      ]),
+    );
+
+    // Assess
+    expect(APPLICATION_LOGINS.ingest.role).toBe('inventory_ingest');
+    expect(env.DATABASE_SECRET_ARN).toBe(
+      ref(database, database.logins.ingest.secret.secretArn),
+    );
+    expect(env.DATABASE_HOST).toBe(ref(database, database.proxy.endpoint));
+    expect(env.DATABASE_PORT).toBe('5432');
+    expect(env.DATABASE_NAME).toBe('inventory');
+
+    // The proxy admits the bridge's security group on 5432.
+    const bridgeSg = ingest.bridge.service.connections.securityGroups[0]!;
+    const proxySg = database.proxy.connections.securityGroups[0]!;
+    const ingress = resources(
+      synthesized.templates.ingest,
+      'AWS::EC2::SecurityGroupIngress',
+    ).map(([, r]) => props(r));
+    expect(
+      ingress.some(
+        (rule) =>
+          describeRef(rule.GroupId, ingest.stackName, templates) ===
+            ref(database, proxySg.securityGroupId) &&
+          describeRef(
+            rule.SourceSecurityGroupId,
+            ingest.stackName,
+            templates,
+          ) === ref(ingest, bridgeSg.securityGroupId) &&
+          rule.FromPort === 5432 &&
+          rule.ToPort === 5432,
+      ),
+    ).toBe(true);
+  });
+
+  it('names the same group roles as the code that creates them', async () => {
+    const { GROUP_ROLES } = await import('../../shared/db/roles.ts');
+    expect(
+      Object.values(APPLICATION_LOGINS)
+        .map((login) => login.role)
+        .sort(),
+    ).toEqual(Object.values(GROUP_ROLES).sort());
   });
 
   it('keeps every API function away from the queue and the bucket', () => {
@@ -249,7 +322,10 @@ describe('least privilege', () => {
     const reader = secretOf(database.logins.reader);
     const maintenance = secretOf(database.logins.maintenance);
     const tenancy = secretOf(database.logins.tenancy);
-    expect(new Set([owner, writer, reader, maintenance, tenancy]).size).toBe(5);
+    const bridge = secretOf(database.logins.ingest);
+    expect(
+      new Set([owner, writer, reader, maintenance, tenancy, bridge]).size,
+    ).toBe(6);
 
     const cases: [Stack, string, string][] = [
       [ingest, names.sync, writer],
@@ -288,7 +364,7 @@ describe('least privilege', () => {
       'secretsmanager:GetSecretValue',
     );
     expect(migrate.sort()).toEqual(
-      [owner, writer, reader, maintenance, tenancy].sort(),
+      [owner, writer, reader, maintenance, tenancy, bridge].sort(),
     );
     const migrateEnv = functionEnvironment(
       synthesized.templates.database,
@@ -303,6 +379,7 @@ describe('least privilege', () => {
       [APPLICATION_LOGINS.maintenance.role]: maintenance,
       [APPLICATION_LOGINS.reader.role]: reader,
       [APPLICATION_LOGINS.tenancy.role]: tenancy,
+      [APPLICATION_LOGINS.ingest.role]: bridge,
     });
   });
 
@@ -454,6 +531,8 @@ describe('ingest', () => {
               Value: String(1024 * 1024),
             }),
             Match.objectLike({ Name: 'CLAIM_BUCKET' }),
+            Match.objectLike({ Name: 'DATABASE_SECRET_ARN' }),
+            Match.objectLike({ Name: 'DATABASE_HOST' }),
           ]),
         }),
       ],
@@ -480,7 +559,8 @@ describe('database', () => {
       EngineFamily: 'POSTGRESQL',
       RequireTLS: true,
     });
-    db.resourceCountIs('AWS::SecretsManager::RotationSchedule', 5);
+    // The owner and the five application logins.
+    db.resourceCountIs('AWS::SecretsManager::RotationSchedule', 6);
   });
 
   it('applies migrations at deploy through a trigger on the migrate function', () => {

@@ -8,6 +8,7 @@ import { query, queryMaybeOne } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import {
   CLAMPED_MESSAGE,
+  OUT_OF_TIME_MESSAGE,
   type ProcessedRecord,
 } from '../../../shared/ingest/process-record.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
@@ -17,6 +18,9 @@ import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import { captureStdout } from '../sweeps/support.ts';
 
 let seq = 0;
+
+/** The sync's context as deployed: a 90 s timeout over the 60 s bound. */
+const syncContext = () => lambdaContext('sync', { timeoutMs: 90_000 });
 
 /** A record as Lambda's SQS FIFO event source hands it over. */
 function recordOf(
@@ -136,7 +140,7 @@ describe('sync handler', () => {
     };
 
     // Act
-    const response = await handler(event, lambdaContext('sync'));
+    const response = await handler(event, syncContext());
 
     // Assess
     expect(response.batchItemFailures).toEqual([
@@ -159,7 +163,7 @@ describe('sync handler', () => {
     try {
       response = await handler(
         { Records: [refused.record, later.record] },
-        lambdaContext('sync'),
+        syncContext(),
       );
     } finally {
       out.restore();
@@ -197,7 +201,7 @@ describe('sync handler', () => {
 
     // Act
     try {
-      await handler({ Records: [future.record] }, lambdaContext('sync'));
+      await handler({ Records: [future.record] }, syncContext());
     } finally {
       out.restore();
     }
@@ -230,5 +234,72 @@ describe('sync handler', () => {
       (l) => 'proxima_k8s_node_host_linkage_total' in l,
     );
     expect(linkage.map((l) => l.result).sort()).toEqual(['linked', 'unlinked']);
+  });
+
+  it('leaves the rest of a batch to the queue once too little time is left for a whole sync', async () => {
+    // Prepare: 10 s left, less than the 60 s bound plus the margin.
+    const first = valid();
+    const second = valid();
+    const third = valid();
+    const context = {
+      ...syncContext(),
+      getRemainingTimeInMillis: () => 10_000,
+    };
+    const before = processed.length;
+    const out = captureStdout();
+
+    // Act
+    let response: Awaited<ReturnType<typeof handler>>;
+    try {
+      response = await handler(
+        { Records: [first.record, second.record, third.record] },
+        context,
+      );
+    } finally {
+      out.restore();
+    }
+
+    // Assess: the first record of an invocation always runs; the others
+    // are not started, and come back from the queue.
+    expect(response.batchItemFailures).toEqual([
+      { itemIdentifier: second.record.messageId },
+      { itemIdentifier: third.record.messageId },
+    ]);
+    expect(await clusterOf(first.agentId)).toBeDefined();
+    expect(await clusterOf(second.agentId)).toBeUndefined();
+    expect(await clusterOf(third.agentId)).toBeUndefined();
+    expect(processed.slice(before).map((p) => p.messageId)).toEqual([
+      first.record.messageId,
+    ]);
+    const warn = out
+      .json()
+      .find(
+        (l) =>
+          typeof l.message === 'string' &&
+          l.message.startsWith(OUT_OF_TIME_MESSAGE),
+      );
+    expect(warn).toMatchObject({
+      level: 'WARN',
+      messageId: second.record.messageId,
+      remainingMs: 10_000,
+      neededMs: 65_000,
+    });
+  });
+
+  it('runs every record of a batch while the invocation has room for each', async () => {
+    // Prepare
+    const records = [valid(), valid(), valid()];
+
+    // Act
+    const response = await handler(
+      { Records: records.map((r) => r.record) },
+      syncContext(),
+    );
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    for (const { agentId } of records) {
+      expect(await clusterOf(agentId)).toBeDefined();
+    }
   });
 });

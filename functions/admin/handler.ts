@@ -1,0 +1,48 @@
+/**
+ * The admin function: `aws lambda invoke` runs the same code as
+ * `npm run tenant` and `npm run grant` inside the VPC (shared/tenancy/admin.ts
+ * has the commands). It connects with its own login, which may change only
+ * tenants and grants. A bad command fails the invocation with a message
+ * that lists what is wrong.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import { getConfig } from '../../shared/config.ts';
+import { resolveDatabaseUrl } from '../../shared/db/connect.ts';
+import { createPool, type Db } from '../../shared/db/pool.ts';
+import { logger } from '../../shared/observability/logger.ts';
+import {
+  type AdminResult,
+  runAdminCommand,
+} from '../../shared/tenancy/admin.ts';
+
+const config = getConfig();
+let pool: Promise<Db> | undefined;
+
+/** One small pool per cold start; a failed attempt is retried next time. */
+function database(): Promise<Db> {
+  pool ??= resolveDatabaseUrl(config)
+    .then((url) =>
+      createPool({ connectionString: url, max: 1, applicationName: 'admin' }),
+    )
+    .catch((error: unknown) => {
+      pool = undefined;
+      throw error;
+    });
+  return pool;
+}
+
+export const handler = middy<unknown, AdminResult>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .handler(async (event) => {
+    try {
+      const result = await runAdminCommand(await database(), event);
+      logger.info('admin command done', { ...result });
+      return result;
+    } catch (error) {
+      logger.error('admin command failed', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+  });

@@ -1,0 +1,332 @@
+/**
+ * The database's own least privilege (infra/README-deploy.md, "Database
+ * logins and the grants the migrate step creates"): one NOLOGIN group role
+ * per kind of caller, carrying exactly the privileges that caller's SQL
+ * needs, and one login per caller that is granted its group role.
+ *
+ * `ensureRolesAndGrants` runs as the schema owner after every deploy's
+ * migrations, in one transaction: group roles are created when missing,
+ * every table privilege of every group role is revoked and granted again
+ * (so the set is always exactly the one below, and a table a new migration
+ * added gets it too), then each login is created or given its current
+ * password and granted its group role. Concurrent sessions see the old
+ * privileges or the new ones, never a mix.
+ *
+ * Names go in through `quoteIdentifier`. A password never goes in as text
+ * when it can be avoided: it is sent as a SCRAM-SHA-256 verifier computed
+ * here (what the server would store anyway), so not even a failed
+ * statement in the server log shows it. Nothing here logs.
+ */
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { quoteIdentifier, quoteLiteral } from './escape.ts';
+import { type Db, queryOne, type Tx, withTransaction } from './pool.ts';
+
+/** The group roles, by the kind of caller whose privileges each carries. */
+export const GROUP_ROLES = {
+  /** The API: reads everything. */
+  reader: 'inventory_reader',
+  /** The sync: writes the inventory, never tenancy. */
+  writer: 'inventory_writer',
+  /** The sweeps: mark clusters disconnected, delete expired events. */
+  maintenance: 'inventory_maintenance',
+  /** The admin function: tenants and grants. */
+  tenancy: 'inventory_tenancy',
+  /** The bridge: records the messages it refuses, nothing else. */
+  ingest: 'inventory_ingest',
+} as const;
+
+export type GroupKind = keyof typeof GROUP_ROLES;
+export type GroupRoleName = (typeof GROUP_ROLES)[GroupKind];
+
+const GROUP_ROLE_NAMES: readonly string[] = Object.values(GROUP_ROLES);
+
+/**
+ * Tables the writer may read but never change: tenancy, the platform's
+ * hosts (the sync only links nodes to them) and the migration ledger.
+ */
+export const WRITER_READ_ONLY_TABLES = [
+  'clients',
+  'environments',
+  'user_grants',
+  'hosts',
+  'schema_migrations',
+] as const;
+
+/** One application login, as its secret holds it. */
+export interface LoginCredentials {
+  /** One of GROUP_ROLES (without the test prefix). */
+  groupRole: string;
+  username: string;
+  password: string;
+}
+
+export interface RolesOptions {
+  /**
+   * Prepended to every group role name. Roles are cluster-wide, so tests
+   * give each run its own; a deployment uses none.
+   */
+  rolePrefix?: string;
+  /** Bound on the whole transaction. */
+  timeoutMs?: number;
+}
+
+export interface RolesResult {
+  /** The group roles as created (prefix included). */
+  groupRoles: string[];
+  logins: { username: string; groupRole: string; created: boolean }[];
+}
+
+export class RolesError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RolesError';
+  }
+}
+
+export function isGroupRole(name: string): name is GroupRoleName {
+  return GROUP_ROLE_NAMES.includes(name);
+}
+
+/** Throws naming every name that is not a known group role. */
+export function assertGroupRoles(names: Iterable<string>): void {
+  const unknown = [...names].filter((name) => !isGroupRole(name));
+  if (unknown.length > 0) {
+    throw new RolesError(
+      `unknown group role ${unknown.map((n) => JSON.stringify(n)).join(', ')}: each must be one of ${GROUP_ROLE_NAMES.join(', ')}`,
+    );
+  }
+}
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]*$/;
+const MAX_NAME = 63;
+// Serializes two runs (a deploy retried while the first still runs); the
+// migration runner uses 727_001.
+const LOCK_KEY = 727_002;
+
+/** The quoted group role names, prefix applied. */
+function groupNames(prefix: string): Record<GroupKind, string> {
+  const names = {} as Record<GroupKind, string>;
+  for (const [kind, name] of Object.entries(GROUP_ROLES)) {
+    names[kind as GroupKind] = quoteIdentifier(`${prefix}${name}`);
+  }
+  return names;
+}
+
+/**
+ * The privilege statements, in order. Everything is revoked first, so the
+ * grants below are the whole truth.
+ */
+export function privilegeStatements(database: string, prefix = ''): string[] {
+  const g = groupNames(prefix);
+  const all = Object.values(g).join(', ');
+  const db = quoteIdentifier(database);
+  const readOnly = WRITER_READ_ONLY_TABLES.join(', ');
+  return [
+    'revoke create on schema public from public',
+    `revoke all on database ${db} from public`,
+    `grant connect on database ${db} to ${all}`,
+    `grant usage on schema public to ${all}`,
+    `revoke all on all tables in schema public from ${all}`,
+    `revoke all on all sequences in schema public from ${all}`,
+
+    // reader (API): read-only.
+    `grant select on all tables in schema public to ${g.reader}`,
+
+    // writer (sync): the inventory, change_events, ingest_rejections and
+    // the cluster's asset row; reads everything.
+    `grant select, insert, update, delete on all tables in schema public to ${g.writer}`,
+    `revoke insert, update, delete on ${readOnly} from ${g.writer}`,
+    `grant usage, select on all sequences in schema public to ${g.writer}`,
+
+    // maintenance (sweeps): both lock cluster rows FOR NO KEY UPDATE, which
+    // needs UPDATE on a column of clusters; the stale sweep sets
+    // agent_status and updated_at; the retention sweep deletes events.
+    `grant select on clusters, k8s_events to ${g.maintenance}`,
+    `grant update (agent_status, updated_at) on clusters to ${g.maintenance}`,
+    `grant delete on k8s_events to ${g.maintenance}`,
+
+    // tenancy (admin): ensureTenant and grantRole insert (ON CONFLICT DO
+    // NOTHING) and read back ids; nothing is updated or deleted.
+    `grant select, insert on clients, environments, user_grants to ${g.tenancy}`,
+
+    // ingest (bridge): the refused messages, write-only.
+    `grant insert on ingest_rejections to ${g.ingest}`,
+  ];
+}
+
+/**
+ * Creates the group roles, applies the grants, and creates or updates each
+ * login with its password and group role. Idempotent; run as the owner.
+ */
+export async function ensureRolesAndGrants(
+  db: Db,
+  logins: readonly LoginCredentials[],
+  options: RolesOptions = {},
+): Promise<RolesResult> {
+  const prefix = options.rolePrefix ?? '';
+  checkInput(logins, prefix);
+  return withTransaction(
+    db,
+    async (tx) => {
+      await run(tx, 'lock', 'select pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      const { database, owner } = await queryOne<{
+        database: string;
+        owner: string;
+      }>(tx, 'select current_database() as database, current_user as owner');
+
+      const groupRoles: string[] = [];
+      for (const name of GROUP_ROLE_NAMES) {
+        const role = `${prefix}${name}`;
+        const existing = await roleInfo(tx, role);
+        const quoted = quoteIdentifier(role);
+        if (existing === undefined) {
+          await run(tx, `group role ${role}`, `create role ${quoted} nologin`);
+        } else if (existing.canLogin) {
+          await run(tx, `group role ${role}`, `alter role ${quoted} nologin`);
+        }
+        groupRoles.push(role);
+      }
+
+      for (const statement of privilegeStatements(database, prefix)) {
+        await run(tx, 'grants', statement);
+      }
+
+      const created: RolesResult['logins'] = [];
+      for (const login of logins) {
+        const group = `${prefix}${login.groupRole}`;
+        if (login.username === owner) {
+          throw new RolesError(
+            `login ${login.username} is the owner running the grants; a ${login.groupRole} login needs its own username`,
+          );
+        }
+        const existing = await roleInfo(tx, login.username);
+        if (existing?.superuser) {
+          throw new RolesError(
+            `login ${login.username} is a superuser; refusing to manage it as a ${login.groupRole} login`,
+          );
+        }
+        const name = quoteIdentifier(login.username);
+        const password = passwordClause(login.password);
+        const label = `login ${login.username}`;
+        await run(
+          tx,
+          label,
+          existing === undefined
+            ? `create role ${name} with login inherit password ${password}`
+            : `alter role ${name} with login inherit password ${password}`,
+        );
+        await run(tx, label, `grant ${quoteIdentifier(group)} to ${name}`);
+        created.push({
+          username: login.username,
+          groupRole: group,
+          created: existing === undefined,
+        });
+      }
+      return { groupRoles, logins: created };
+    },
+    { timeoutMs: options.timeoutMs ?? 60_000 },
+  );
+}
+
+function checkInput(logins: readonly LoginCredentials[], prefix: string): void {
+  if (prefix !== '' && !ROLE_NAME.test(prefix)) {
+    throw new RolesError(
+      `role prefix ${JSON.stringify(prefix)} must be lowercase letters, digits and _`,
+    );
+  }
+  const longest = Math.max(...GROUP_ROLE_NAMES.map((n) => n.length));
+  if (prefix.length + longest > MAX_NAME) {
+    throw new RolesError(`role prefix ${JSON.stringify(prefix)} is too long`);
+  }
+  assertGroupRoles(logins.map((l) => l.groupRole));
+  const seen = new Set<string>();
+  for (const login of logins) {
+    if (login.username === '' || login.username.length > MAX_NAME) {
+      throw new RolesError(
+        `the ${login.groupRole} login's username must be 1-${MAX_NAME} characters`,
+      );
+    }
+    if (isGroupRole(login.username) || login.username.startsWith('pg_')) {
+      throw new RolesError(
+        `the ${login.groupRole} login cannot be named ${login.username}`,
+      );
+    }
+    if (login.password === '') {
+      throw new RolesError(`login ${login.username} has an empty password`);
+    }
+    if (seen.has(login.username)) {
+      throw new RolesError(
+        `login ${login.username} is given for more than one group role`,
+      );
+    }
+    seen.add(login.username);
+  }
+}
+
+async function roleInfo(
+  tx: Tx,
+  name: string,
+): Promise<{ canLogin: boolean; superuser: boolean } | undefined> {
+  const { rows } = await tx.query<{ rolcanlogin: boolean; rolsuper: boolean }>(
+    'select rolcanlogin, rolsuper from pg_roles where rolname = $1',
+    [name],
+  );
+  const row = rows[0];
+  return row && { canLogin: row.rolcanlogin, superuser: row.rolsuper };
+}
+
+/**
+ * Runs one statement; a failure names the step, never the statement (a
+ * login's statement carries its password verifier).
+ */
+async function run(
+  tx: Tx,
+  step: string,
+  sql: string,
+  values?: readonly unknown[],
+): Promise<void> {
+  try {
+    await tx.query(sql, values as unknown[] | undefined);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RolesError(`${step} failed: ${reason}`, { cause: error });
+  }
+}
+
+/** Printable ASCII: SASLprep leaves it as it is. */
+const PLAIN_ASCII = /^[\x20-\x7e]+$/;
+
+/**
+ * The PASSWORD clause's literal: a SCRAM-SHA-256 verifier when the password
+ * is printable ASCII (as generated secrets are), else the password itself
+ * for the server to normalize and hash.
+ */
+function passwordClause(password: string): string {
+  return quoteLiteral(
+    PLAIN_ASCII.test(password) ? scramSha256Verifier(password) : password,
+  );
+}
+
+export interface VerifierOptions {
+  salt?: Buffer;
+  iterations?: number;
+}
+
+/**
+ * The verifier PostgreSQL stores for `password` (RFC 5802/7677):
+ * `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`, base64.
+ * The password must already be in SASLprep form (printable ASCII is).
+ */
+export function scramSha256Verifier(
+  password: string,
+  options: VerifierOptions = {},
+): string {
+  const salt = options.salt ?? randomBytes(16);
+  const iterations = options.iterations ?? 4096;
+  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+  const b64 = (b: Buffer) => b.toString('base64');
+  return `SCRAM-SHA-256$${iterations}:${b64(salt)}$${b64(storedKey)}:${b64(serverKey)}`;
+}
