@@ -5,7 +5,7 @@
  * owner login belongs to the migrate function alone. The migrate trigger
  * creates the group roles, and each login with the password its secret
  * holds, and grants them; the grants it must create are listed in
- * infra/README-deploy.md. Every secret rotates every 30 days; application
+ * README.md. Every secret rotates every 30 days; application
  * logins rotate multi-user (a `_clone` login that is granted the
  * original), so a rotation never breaks open connections.
  */

@@ -1,5 +1,5 @@
 /**
- * The database's own least privilege (infra/README-deploy.md, "Database
+ * The database's own least privilege (README.md, "Database
  * logins and the grants the migrate step creates"): one NOLOGIN group role
  * per kind of caller, carrying exactly the privileges that caller's SQL
  * needs, and one login per caller that is granted its group role.
