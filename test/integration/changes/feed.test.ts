@@ -76,7 +76,7 @@ describe('GET /api/v1/changes', () => {
     await syncScale(database, acmeProd, prodAgent, 10, 6);
     const stagingAgent = randomUUID();
     await syncScale(database, acmeStaging, stagingAgent, 0, 1);
-    await syncScale(database, acmeStaging, stagingAgent, 5, 2);
+    await syncScale(database, acmeStaging, stagingAgent, 7, 2);
     const otherAgent = randomUUID();
     await syncScale(database, other, otherAgent, 0, 1);
     await syncScale(database, other, otherAgent, 5, 9);
@@ -115,8 +115,8 @@ describe('GET /api/v1/changes', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((c: { summary: string }) => c.summary)).toEqual([
       'Deployment shop/api scaled 4 → 6',
-      'Deployment shop/api scaled 3 → 4',
       'Deployment shop/api scaled 1 → 2',
+      'Deployment shop/api scaled 3 → 4',
     ]);
     expect(res.body.meta).toMatchObject({ total: 3, page: 1, per_page: 50 });
   });

@@ -165,10 +165,22 @@ describe('database roles and grants', () => {
       expect(await stored(logins.reader.username)).not.toBe(before);
       // Nothing was written anywhere, the password least of all.
       expect(out.json()).toEqual([]);
-      // The login still works, with its group's privileges.
-      await expect(
-        as.reader.query('select count(*) from clusters'),
-      ).resolves.toBeDefined();
+      // The login works with its new password, with its group's privileges.
+      const rotatedDb = connectAs(database.url, rotated);
+      try {
+        await expect(
+          rotatedDb.query('select count(*) from clusters'),
+        ).resolves.toBeDefined();
+      } finally {
+        await rotatedDb.end();
+      }
+      // Rotate back, so the later tests' connections (made with the
+      // original password, on servers that check passwords) keep working.
+      await as.reader.end();
+      await ensureRolesAndGrants(database.db, Object.values(logins), {
+        rolePrefix: prefix,
+      });
+      as.reader = connectAs(database.url, logins.reader);
     });
 
     it('stores the verifier PostgreSQL itself makes of the password', async () => {
