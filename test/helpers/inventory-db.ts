@@ -2,7 +2,12 @@
  * Test helpers that read what the sync stored, and tenants to sync into.
  */
 import { randomUUID } from 'node:crypto';
-import { type Db, query, queryOne } from '../../shared/db/pool.ts';
+import {
+  type Db,
+  query,
+  queryOne,
+  withTransaction,
+} from '../../shared/db/pool.ts';
 import { KIND_ORDER, KINDS } from '../../shared/sync/kinds.ts';
 
 export interface Tenant {
@@ -70,4 +75,36 @@ export async function dumpCluster(
   );
   parts.push(...cluster.map((r) => `cluster ${r.line}`));
   return parts;
+}
+
+/**
+ * Holds a cluster's row lock (as a sync takes it) in a transaction of its
+ * own, from when this resolves until `release()`.
+ */
+export async function holdClusterLock(
+  db: Db,
+  clusterId: string,
+): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const taken = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holder = withTransaction(db, async (tx) => {
+    await tx.query('select 1 from clusters where id = $1 for no key update', [
+      clusterId,
+    ]);
+    locked();
+    await held;
+  });
+  await Promise.race([taken, holder]);
+  return {
+    async release() {
+      release();
+      await holder;
+    },
+  };
 }

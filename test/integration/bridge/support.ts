@@ -12,6 +12,7 @@ import {
   type QueuedInventory,
   toQueuedRecord,
 } from '../../../shared/ingest/queue-message.ts';
+import { eventually as eventuallyWithin } from '../../helpers/eventually.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
 import { drainQueue, startSqs, type TestSqs } from '../../helpers/sqs.ts';
 
@@ -136,29 +137,13 @@ export async function startStack(
 export const WAIT_MS = 60_000;
 export const TEST_TIMEOUT_MS = 180_000;
 
-/**
- * Polls `probe` until it returns something other than undefined or false,
- * or fails after `timeoutMs` naming what it waited for.
- */
-export async function eventually<T>(
+/** {@link eventuallyWithin} with the bridge tests' bound. */
+export function eventually<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = WAIT_MS,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-  );
+  return eventuallyWithin(what, probe, timeoutMs);
 }
 
 /** The stream sequence a queued message carries. */

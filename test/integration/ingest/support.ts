@@ -216,29 +216,6 @@ export async function startWorld(
   return world;
 }
 
-/**
- * Polls `probe` until it returns something other than undefined or false;
- * fails after `timeoutMs` naming what it waited for.
- */
-export async function eventually<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-  );
-}
+export { eventually } from '../../helpers/eventually.ts';
 
 export const newAgentId = () => randomUUID();

@@ -10,10 +10,12 @@ import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import {
   countRows,
   createTenant,
   dumpCluster,
+  holdClusterLock,
   type Tenant,
 } from '../../helpers/inventory-db.ts';
 
@@ -369,22 +371,7 @@ describe('syncInventory', () => {
       changeFraction: 0.1,
       removeFraction: 0.1,
     });
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((r) => {
-      locked = r;
-    });
-    const holder = withTransaction(database.db, async (tx) => {
-      await tx.query('select 1 from clusters where id = $1 for no key update', [
-        clusterId,
-      ]);
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const lock = await holdClusterLock(database.db, clusterId);
 
     // Act
     let finished = false;
@@ -394,10 +381,17 @@ describe('syncInventory', () => {
         return r;
       },
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // The sync's session shows up waiting on a row lock.
+    await eventually('the sync to wait on the cluster lock', async () => {
+      const [row] = await query<{ n: number }>(
+        database.db,
+        `select count(*)::int as n from pg_stat_activity
+         where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      return (row?.n ?? 0) > 0;
+    });
     const finishedWhileLocked = finished;
-    release();
-    await holder;
+    await lock.release();
     const result = await sync;
 
     // Assess
@@ -415,22 +409,7 @@ describe('syncInventory', () => {
       a,
       options,
     );
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((r) => {
-      locked = r;
-    });
-    const holder = withTransaction(database.db, async (tx) => {
-      await tx.query('select 1 from clusters where id = $1 for no key update', [
-        idA,
-      ]);
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const lock = await holdClusterLock(database.db, idA);
 
     // Act
     const result = await syncInventory(
@@ -439,8 +418,7 @@ describe('syncInventory', () => {
       b,
       options,
     );
-    release();
-    await holder;
+    await lock.release();
 
     // Assess
     expect(result.outcome).toBe('applied');
@@ -464,17 +442,7 @@ describe('syncInventory', () => {
       changeFraction: 0.1,
       removeFraction: 0.1,
     });
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const holder = withTransaction(database.db, async (tx) => {
-      await tx.query('select 1 from clusters where id = $1 for no key update', [
-        clusterId,
-      ]);
-      await held;
-    });
-    await new Promise((r) => setTimeout(r, 100));
+    const lock = await holdClusterLock(database.db, clusterId);
 
     // Act
     const attempt = syncInventory(database.db, subject, next, {
@@ -484,8 +452,7 @@ describe('syncInventory', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow();
-    release();
-    await holder;
+    await lock.release();
     expect(await dumpCluster(database.db, clusterId)).toEqual(before);
   });
 
