@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
+import { readLocalNatsUrl } from '../infra/local/nats-address.ts';
 import { getConfig } from '../shared/config.ts';
 import { RejectedInventoryError } from '../shared/errors.ts';
 import {
@@ -134,7 +135,9 @@ try {
 const json = Buffer.from(JSON.stringify(message));
 const body = values.gzip ? gzipSync(json) : json;
 
-const natsUrl = getConfig().NATS_URL ?? DEFAULT_NATS_URL;
+const config = getConfig();
+const natsUrl =
+  config.NATS_URL ?? readLocalNatsUrl(config.DATA_DIR) ?? DEFAULT_NATS_URL;
 let nc: Awaited<ReturnType<typeof connect>>;
 try {
   nc = await connect({ servers: natsUrl, name: 'k8s-inventory-seed' });

@@ -9,13 +9,18 @@ const say = (line: string) => console.log(`[local] ${line}`);
 
 let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
 let stopping = false;
+let stoppingSince = 0;
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) {
+    // One Ctrl-C can arrive twice (from the terminal and relayed by tsx):
+    // only a second press, a moment later, cuts the clean stop short.
+    if (Date.now() - stoppingSince < 1_000) return;
     say(`${signal} again: exiting now`);
     process.exit(1);
   }
   stopping = true;
+  stoppingSince = Date.now();
   say(`${signal}: stopping`);
   // Still starting: the start path stops what it started once it returns.
   if (stack === undefined) return;

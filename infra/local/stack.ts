@@ -29,6 +29,7 @@ import { startApiServer } from './api-server.ts';
 import { startQueueServices } from './aws.ts';
 import { startIngest } from './ingest.ts';
 import { lambdaContext } from './lambda-context.ts';
+import { writeLocalNatsUrl } from './nats-address.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
 export const DEMO_TENANT = { clientSlug: 'demo', envSlug: 'development' };
@@ -131,6 +132,7 @@ export async function startLocalStack(
         });
         stops.push(() => nats.stop());
         natsUrl = nats.url;
+        stops.push(await writeLocalNatsUrl(dataDir, nats.url));
         say(
           port === DEFAULT_NATS_PORT
             ? `nats-server on ${nats.url}`
