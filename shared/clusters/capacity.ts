@@ -57,27 +57,17 @@ export const CLUSTER_CAPACITY_SQL = `
      where cluster_id = any($1::uuid[])
      group by cluster_id
   ), pod_sums as (
-    -- Grouped by phase first, so the filters apply to a few rows per cluster
-    -- and the pods are read by an index-only scan of idx_k8s_pods_capacity.
-    select cluster_id,
-           sum(cpu_requested) filter (where active) as cpu_requested,
-           sum(cpu_limits) filter (where active) as cpu_limits,
-           sum(mem_requested) filter (where active) as mem_requested,
-           sum(mem_limits) filter (where active) as mem_limits,
-           coalesce(sum(pods) filter (where phase = 'Running'), 0) as pods_running,
-           coalesce(sum(pods) filter (where phase is distinct from 'Running'
-                              and phase is distinct from 'Succeeded'), 0) as pods_not_running
-      from (select cluster_id, phase,
-                   coalesce(phase not in ('Succeeded', 'Failed'), true) as active,
-                   count(*) as pods,
-                   sum(cpu_requests_millicores) as cpu_requested,
-                   sum(cpu_limits_millicores) as cpu_limits,
-                   sum(memory_requests_bytes) as mem_requested,
-                   sum(memory_limits_bytes) as mem_limits
-              from k8s_pods
-             where cluster_id = any($1::uuid[])
-             group by cluster_id, phase) p
-     group by cluster_id
+    -- Kept on the cluster row by the sync (updateClusterPodSums): no pod
+    -- is read here.
+    select id as cluster_id,
+           pods_cpu_requested_millicores as cpu_requested,
+           pods_cpu_limits_millicores as cpu_limits,
+           pods_mem_requested_bytes as mem_requested,
+           pods_mem_limits_bytes as mem_limits,
+           pods_running,
+           pods_not_running
+      from clusters
+     where id = any($1::uuid[])
   ), warnings as (
     select cluster_id, count(*) as warning_events_1h
       from k8s_events

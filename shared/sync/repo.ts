@@ -329,6 +329,50 @@ export async function updateClusterAndAsset(
   );
 }
 
+/**
+ * The cluster row's pod figures (the capacity block's requests, limits and
+ * phase counts) from its stored pods. Requests and limits count pods not in
+ * Succeeded/Failed (a pod without a phase counts); "not running" is every
+ * phase but Running and Succeeded.
+ */
+export async function updateClusterPodSums(
+  db: Queryable,
+  clusterId: string,
+): Promise<void> {
+  await db.query(
+    `update clusters c set
+       pods_total = s.total,
+       pods_running = s.running,
+       pods_not_running = s.not_running,
+       pods_cpu_requested_millicores = s.cpu_requested,
+       pods_cpu_limits_millicores = s.cpu_limits,
+       pods_mem_requested_bytes = s.mem_requested,
+       pods_mem_limits_bytes = s.mem_limits
+     from (
+       select count(*) as total,
+              count(*) filter (where phase = 'Running') as running,
+              count(*) filter (where phase is distinct from 'Running'
+                                 and phase is distinct from 'Succeeded') as not_running,
+              coalesce(sum(cpu_requests_millicores) filter (where active), 0) as cpu_requested,
+              coalesce(sum(cpu_limits_millicores) filter (where active), 0) as cpu_limits,
+              coalesce(sum(memory_requests_bytes) filter (where active), 0) as mem_requested,
+              coalesce(sum(memory_limits_bytes) filter (where active), 0) as mem_limits
+       from (select phase, cpu_requests_millicores, cpu_limits_millicores,
+                    memory_requests_bytes, memory_limits_bytes,
+                    coalesce(phase not in ('Succeeded', 'Failed'), true) as active
+             from k8s_pods where cluster_id = $1) p
+     ) s
+     where c.id = $1
+       and (c.pods_total, c.pods_running, c.pods_not_running,
+            c.pods_cpu_requested_millicores, c.pods_cpu_limits_millicores,
+            c.pods_mem_requested_bytes, c.pods_mem_limits_bytes)
+           is distinct from
+           (s.total, s.running, s.not_running, s.cpu_requested,
+            s.cpu_limits, s.mem_requested, s.mem_limits)`,
+    [clusterId],
+  );
+}
+
 /** Per-namespace workload, pod and service counts from the stored rows. */
 export async function updateNamespaceCounts(
   tx: Queryable,

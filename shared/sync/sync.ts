@@ -41,6 +41,7 @@ import {
   repairLinks,
   type StoredRow,
   updateClusterAndAsset,
+  updateClusterPodSums,
   updateNamespaceCounts,
   upsertRows,
 } from './repo.ts';
@@ -472,5 +473,6 @@ async function applyKinds(
     }
   });
   await updateNamespaceCounts(tx, cluster.id);
+  if (present.includes('pods')) await updateClusterPodSums(tx, cluster.id);
   return { kinds, linkage, facts };
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../shared/auth/roles.ts';
 import { type Db, queryOne } from '../../shared/db/pool.ts';
+import { updateClusterPodSums } from '../../shared/sync/repo.ts';
 
 type Values = Record<string, unknown>;
 
@@ -146,7 +147,7 @@ export interface ContainerFixture {
   restart_count?: number;
 }
 
-export function insertPod(
+export async function insertPod(
   db: Db,
   clusterId: string,
   pod: Values & {
@@ -166,7 +167,7 @@ export function insertPod(
     limits: null,
     ...c,
   }));
-  return insert(db, 'k8s_pods', {
+  const id = await insert(db, 'k8s_pods', {
     cluster_id: clusterId,
     uid: randomUUID(),
     content_hash: 'fixture',
@@ -176,6 +177,10 @@ export function insertPod(
     total_containers: containers.length,
     ready_containers: containers.filter((c) => c.ready).length,
   });
+  // The sync keeps the cluster's pod figures; a fixture that writes pods
+  // directly does the same.
+  await updateClusterPodSums(db, clusterId);
+  return id;
 }
 
 export function insertEvent(

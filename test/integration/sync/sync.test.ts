@@ -193,6 +193,52 @@ describe('syncInventory', () => {
     expect(result.kinds.pods?.upserted).toBeGreaterThan(0);
   });
 
+  it('keeps the cluster row’s pod figures equal to its stored pods', async () => {
+    // Prepare
+    const inv = small(16);
+    const subject = subjectOf(tenant, inv.agent_id);
+    await syncInventory(database.db, subject, inv, options);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.3,
+      removeFraction: 0.2,
+    });
+    next.namespaces = inv.namespaces;
+
+    // Act
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      next,
+      options,
+    );
+
+    // Assess
+    const stored = await queryOne(
+      database.db,
+      `select pods_total, pods_running, pods_not_running,
+              pods_cpu_requested_millicores, pods_mem_limits_bytes
+       from clusters where id = $1`,
+      [clusterId],
+    );
+    const [{ cpu, mem }] = (await query<{ cpu: number; mem: number }>(
+      database.db,
+      `select coalesce(sum(cpu_requests_millicores), 0) as cpu,
+              coalesce(sum(memory_limits_bytes), 0) as mem
+       from k8s_pods where cluster_id = $1
+         and coalesce(phase not in ('Succeeded', 'Failed'), true)`,
+      [clusterId],
+    )) as [{ cpu: number; mem: number }];
+    expect(stored).toEqual({
+      pods_total: next.pods?.length,
+      pods_running: next.pods?.filter((p) => p.phase === 'Running').length,
+      pods_not_running: next.pods?.filter(
+        (p) => p.phase !== 'Running' && p.phase !== 'Succeeded',
+      ).length,
+      pods_cpu_requested_millicores: cpu,
+      pods_mem_limits_bytes: mem,
+    });
+  });
+
   it('removes every row of a namespace dropped from a later snapshot', async () => {
     // Prepare
     const inv = small(5);
