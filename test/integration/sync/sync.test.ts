@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, queryOne, withTransaction } from '../../../shared/db/pool.ts';
+import { query, queryOne } from '../../../shared/db/pool.ts';
 import {
   generateInventory,
   mutateInventory,
