@@ -19,6 +19,9 @@ import { captureStdout } from '../sweeps/support.ts';
 
 let seq = 0;
 
+// biome-ignore lint/suspicious/noExplicitAny: a message spoiled at will, as a faulty agent could
+type Msg = Record<string, any>;
+
 /** The sync's context as deployed: a 90 s timeout over the 60 s bound. */
 const syncContext = () => lambdaContext('sync', { timeoutMs: 90_000 });
 
@@ -150,6 +153,75 @@ describe('sync handler', () => {
     expect(await clusterOf(first.agentId)).toBeDefined();
     expect(await clusterOf(later.agentId)).toBeUndefined();
   });
+
+  it.each([
+    ['invalid JSON', () => '{"type":', /invalid JSON/],
+    [
+      'a message of another type',
+      (m: Msg) => ({ ...m, type: 'host' }),
+      /^type:/,
+    ],
+    [
+      'a newer schema version',
+      (m: Msg) => ({ ...m, schema_version: 2 }),
+      /schema_version 2 is not supported/,
+    ],
+    [
+      'a bad timestamp',
+      (m: Msg) => ({ ...m, timestamp: 'yesterday' }),
+      /^timestamp:/,
+    ],
+    [
+      'a string where an integer is expected',
+      (m: Msg) => {
+        (m.workloads as Msg[])[0]!.replicas_desired = 'three';
+        return m;
+      },
+      /workloads\[0\]\.replicas_desired: expected an integer/,
+    ],
+    [
+      'a row without its name',
+      (m: Msg) => {
+        delete (m.pods as Msg[])[0]!.name;
+        return m;
+      },
+      /pods\[0\]\.name/,
+    ],
+    [
+      'an agent id that is not the subject’s',
+      (m: Msg) => ({ ...m, agent_id: randomUUID() }),
+      /agent_id/,
+    ],
+  ] as const)(
+    'refuses %s: recorded with a reason naming the field, nothing stored',
+    async (_case, spoil, reason) => {
+      // Prepare
+      const { agentId, record } = valid();
+      const message = JSON.parse(record.body) as Msg;
+      const body = spoil(message);
+      record.body = typeof body === 'string' ? body : JSON.stringify(body);
+      const out = captureStdout();
+
+      // Act
+      let response: Awaited<ReturnType<typeof handler>>;
+      try {
+        response = await handler({ Records: [record] }, syncContext());
+      } finally {
+        out.restore();
+      }
+
+      // Assess
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await clusterOf(agentId)).toBeUndefined();
+      const rows = await query<{ reason: string }>(
+        database.db,
+        'select reason from ingest_rejections where agent_id = $1',
+        [agentId],
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]?.reason).toMatch(reason);
+    },
+  );
 
   it('lets a refused record succeed, records why, and goes on with the batch', async () => {
     // Prepare
