@@ -146,25 +146,28 @@ export async function repairLinks(
   tx: Queryable,
   clusterId: string,
   targets: ReadonlySet<Link>,
+  /** Kinds whose every row this sync wrote, links resolved: nothing to repair. */
+  allWritten: ReadonlySet<KindKey>,
 ): Promise<void> {
   const statements: string[] = [];
   if (targets.has('namespace')) {
     for (const key of KIND_ORDER) {
       const def = KINDS[key] as KindDefinition;
-      if (!def.links.includes('namespace')) continue;
+      if (!def.links.includes('namespace') || allWritten.has(key)) continue;
       statements.push(`update ${def.table} t set namespace_id = ns.id
         from k8s_namespaces ns
         where t.cluster_id = $1 and t.namespace_id is null
           and ns.cluster_id = $1 and ns.name = t.namespace`);
     }
   }
-  if (targets.has('node')) {
+  const podsWritten = allWritten.has('pods');
+  if (targets.has('node') && !podsWritten) {
     statements.push(`update k8s_pods p set node_id = nd.id
       from k8s_nodes nd
       where p.cluster_id = $1 and p.node_id is null and p.node_name is not null
         and nd.cluster_id = $1 and nd.name = p.node_name`);
   }
-  if (targets.has('workload')) {
+  if (targets.has('workload') && !podsWritten) {
     statements.push(`update k8s_pods p set workload_id = wl.id
       from k8s_workloads wl
       where p.cluster_id = $1 and p.workload_id is null and p.workload_name is not null

@@ -160,10 +160,8 @@ function withoutFacts(wire: unknown): unknown {
 function rowJson(def: KindDefinition, row: IncomingRow, extra?: DbRow): string {
   const mapped = def.toRow(row.wire as never);
   // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
-  const body = JSON.stringify(extra ? { ...mapped, ...extra } : mapped).replace(
-    NUL_ESCAPE,
-    '',
-  );
+  const json = JSON.stringify(extra ? { ...mapped, ...extra } : mapped);
+  const body = json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json;
   return `{"content_hash":"${row.hash}",${body.slice(1)}`;
 }
 
@@ -386,6 +384,7 @@ async function applyKinds(
   const kinds: Partial<Record<KindKey, KindCounts>> = {};
   const prunable = new Map<KindKey, string[]>();
   const linkTargetsGained = new Set<Link>();
+  const allWritten = new Set<KindKey>();
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
 
@@ -454,6 +453,7 @@ async function applyKinds(
       if (kind === 'nodes') linkTargetsGained.add('node');
       if (kind === 'workloads') linkTargetsGained.add('workload');
     }
+    if (changed.length === prepared.size) allWritten.add(kind);
     kinds[kind] = {
       received: prepared.size,
       upserted: changed.length,
@@ -463,7 +463,7 @@ async function applyKinds(
   }
 
   if (linkTargetsGained.size > 0)
-    await repairLinks(tx, cluster.id, linkTargetsGained);
+    await repairLinks(tx, cluster.id, linkTargetsGained, allWritten);
   if (ctx.beforePrune) await ctx.beforePrune(tx);
 
   await ctx.span('worker.KubernetesPruneUnseen', async () => {

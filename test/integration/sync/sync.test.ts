@@ -139,6 +139,50 @@ describe('syncInventory', () => {
     expect(unlinked).toEqual({ node: 0, workload: 0, ns: 0 });
   });
 
+  it('links unchanged rows to a namespace and a node that arrive in a later snapshot', async () => {
+    // Prepare: pods first arrive without their namespaces and nodes.
+    const inv = small(17);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const bare: Inventory = structuredClone(inv);
+    delete bare.namespaces;
+    delete bare.nodes;
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      bare,
+      options,
+    );
+    const before = await queryOne<{ ns: number; node: number }>(
+      database.db,
+      `select count(*) filter (where namespace_id is null)::int as ns,
+              count(*) filter (where node_name is not null and node_id is null)::int as node
+       from k8s_pods where cluster_id = $1`,
+      [clusterId],
+    );
+    const later = {
+      ...structuredClone(inv),
+      timestamp: '2026-06-15T12:05:00Z',
+    };
+
+    // Act
+    const result = await syncInventory(database.db, subject, later, options);
+
+    // Assess
+    expect(before).toEqual({
+      ns: inv.pods?.length,
+      node: inv.pods?.filter((p) => p.node_name !== null).length,
+    });
+    expect(result.kinds.pods?.upserted).toBe(0);
+    const after = await queryOne(
+      database.db,
+      `select count(*) filter (where namespace_id is null)::int as ns,
+              count(*) filter (where node_name is not null and node_id is null)::int as node
+       from k8s_pods where cluster_id = $1`,
+      [clusterId],
+    );
+    expect(after).toEqual({ ns: 0, node: 0 });
+  });
+
   it('writes nothing when the same snapshot is replayed', async () => {
     // Prepare
     const inv = small(3);
