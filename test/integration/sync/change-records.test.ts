@@ -161,6 +161,8 @@ describe('workload change records', () => {
     const result = await run(agent, { minutes: 5, specFacts: after });
 
     // Assess
+    // Only the facts changed: the workload's own row is not rewritten.
+    expect(result.kinds.workloads?.upserted).toBe(0);
     const rows = await changeRows(result.clusterId);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({

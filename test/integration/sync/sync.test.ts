@@ -183,6 +183,30 @@ describe('syncInventory', () => {
     expect(after).toEqual({ ns: 0, node: 0 });
   });
 
+  it('drops NUL characters PostgreSQL cannot store instead of refusing the cluster', async () => {
+    // Prepare
+    const inv = small(18);
+    const event = inv.events?.[0];
+    if (!event) throw new Error('the generated inventory has events');
+    event.message = 'probe failed:\u0000 exit 1';
+
+    // Act
+    const { clusterId } = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+
+    // Assess
+    const stored = await queryOne(
+      database.db,
+      'select message from k8s_events where cluster_id = $1 and name = $2',
+      [clusterId, event.name],
+    );
+    expect(stored.message).toBe('probe failed: exit 1');
+  });
+
   it('writes nothing when the same snapshot is replayed', async () => {
     // Prepare
     const inv = small(3);
