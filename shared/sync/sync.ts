@@ -115,21 +115,17 @@ const NUL_ESCAPE = /(?<!\\)\\u0000/g;
  */
 const ROW_SHAPE_VERSION = '1';
 
-/** One incoming row in its table shape, as JSON, with its digest. */
+/** One incoming row with its digest; mapped to its table shape only if changed. */
 interface IncomingRow {
   key: string;
   hash: string;
-  /** The mapped row as a JSON object, NUL characters dropped. */
-  body: string;
   wire: unknown;
 }
 
 /**
- * Maps and digests every row of a kind. The digest is taken over the row as
- * its table stores it, so the JSON made for the digest is the JSON a changed
- * row is written with: one stringify per row, whichever way it goes. A
- * workload's spec facts are not part of its row (the facts step keeps them
- * with their own digest), so a facts-only change never rewrites the row.
+ * Digests every row of a kind. The digest is taken over the validated wire
+ * row, so an unchanged row costs one stringify and one hash, and is never
+ * mapped.
  */
 function digestRows(
   def: KindDefinition,
@@ -137,25 +133,36 @@ function digestRows(
 ): Map<string, IncomingRow> {
   const incoming = new Map<string, IncomingRow>();
   for (const wire of rows) {
-    const mapped = def.toRow(wire as never);
-    const json = JSON.stringify(mapped);
-    // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
-    const body = json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json;
     const hash = createHash('md5')
       .update(ROW_SHAPE_VERSION)
-      .update(body)
+      .update(JSON.stringify(withoutFacts(wire)))
       .digest('base64');
-    const key = naturalKey(def, mapped);
+    const key = naturalKey(def, wire as DbRow);
     // A duplicate key would make ON CONFLICT touch one row twice: last wins.
-    incoming.set(key, { key, hash, body, wire });
+    incoming.set(key, { key, hash, wire });
   }
   return incoming;
 }
 
+/**
+ * A workload's spec facts are not part of its table row (the facts step keeps
+ * them, with their own digest): a facts-only change must not rewrite the row.
+ */
+function withoutFacts(wire: unknown): unknown {
+  if (wire && typeof wire === 'object' && 'spec_facts' in wire) {
+    const { spec_facts: _facts, ...row } = wire as Record<string, unknown>;
+    return row;
+  }
+  return wire;
+}
+
 /** A changed row as the JSON element the upsert receives. */
-function rowJson(row: IncomingRow, extra?: DbRow): string {
-  const more = extra ? `${JSON.stringify(extra).slice(1, -1)},` : '';
-  return `{"content_hash":"${row.hash}",${more}${row.body.slice(1)}`;
+function rowJson(def: KindDefinition, row: IncomingRow, extra?: DbRow): string {
+  const mapped = def.toRow(row.wire as never);
+  // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
+  const json = JSON.stringify(extra ? { ...mapped, ...extra } : mapped);
+  const body = json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json;
+  return `{"content_hash":"${row.hash}",${body.slice(1)}`;
 }
 
 /**
@@ -403,7 +410,7 @@ async function applyKinds(
         kind === 'workloads' && !before
           ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
           : undefined;
-      changed.push(rowJson(row, extra));
+      changed.push(rowJson(def, row, extra));
     }
     const gone: string[] = [];
     for (const [key, row] of storedRows) {
