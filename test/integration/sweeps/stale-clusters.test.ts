@@ -9,6 +9,7 @@ import {
   STALE_LOG_MESSAGE,
 } from '../../../shared/sweeps/stale-clusters.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import { captureStdout, syncedCluster } from './support.ts';
 
@@ -163,6 +164,10 @@ describe('stale-cluster sweep', () => {
     const committing = new Promise<void>((resolve) => {
       commit = resolve;
     });
+    let updated!: () => void;
+    const rowLocked = new Promise<void>((resolve) => {
+      updated = resolve;
+    });
     const sync = withTransaction(database.db, async (tx) => {
       await query(
         tx,
@@ -170,8 +175,11 @@ describe('stale-cluster sweep', () => {
          where id = $1`,
         [stale.clusterId, now],
       );
+      updated();
       await committing;
     });
+    // The sync holds the row before the sweep's statement starts.
+    await rowLocked;
     // A sweep without SKIP LOCKED would wait here; ours skips, so run one
     // with a blocking lock by hand to prove the re-check on the new row.
     const blocking = withTransaction(database.db, (tx) =>
@@ -186,7 +194,14 @@ describe('stale-cluster sweep', () => {
         [new Date(now.getTime() - 15 * MINUTE), stale.clusterId],
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually('the sweep statement to wait on the row', async () => {
+      const [row] = await query<{ n: number }>(
+        database.db,
+        `select count(*)::int as n from pg_stat_activity
+         where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      return (row?.n ?? 0) > 0;
+    });
 
     // Act
     commit();
