@@ -25,23 +25,19 @@ export async function resolveDatabaseUrl(config: Config): Promise<string> {
       'no database configured: set DATABASE_URL, or DATABASE_SECRET_ARN and DATABASE_HOST',
     );
   }
-  const { SecretsManagerClient, GetSecretValueCommand } = await import(
-    '@aws-sdk/client-secrets-manager'
-  );
+  // Loaded only when a secret is to be read: nothing of the SDK locally.
+  const [{ SecretsManagerClient }, { readCredentialsSecret }] =
+    await Promise.all([
+      import('@aws-sdk/client-secrets-manager'),
+      import('./login-secrets.ts'),
+    ]);
   const client = new SecretsManagerClient({ region: config.AWS_REGION });
   try {
-    const secret = await client.send(
-      new GetSecretValueCommand({ SecretId: config.DATABASE_SECRET_ARN }),
+    const { username, password } = await readCredentialsSecret(
+      client,
+      config.DATABASE_SECRET_ARN,
+      "the database login's",
     );
-    const { username, password } = JSON.parse(secret.SecretString ?? '{}') as {
-      username?: string;
-      password?: string;
-    };
-    if (!username || !password) {
-      throw new DatabaseConfigError(
-        'database secret lacks username or password',
-      );
-    }
     const user = encodeURIComponent(username);
     const pass = encodeURIComponent(password);
     return `postgres://${user}:${pass}@${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}?sslmode=verify-full`;

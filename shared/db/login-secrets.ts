@@ -32,31 +32,50 @@ export async function readLoginSecrets(
     options.client ?? new SecretsManagerClient({ region: options.region });
   try {
     return await Promise.all(
-      Object.entries(secretArns).map(async ([groupRole, arn]) => {
-        let text: string | undefined;
-        try {
-          const secret = await client.send(
-            new GetSecretValueCommand({ SecretId: arn }),
-          );
-          text = secret.SecretString;
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          throw new LoginSecretError(
-            `cannot read the ${groupRole} login's secret ${arn}: ${reason}`,
-            { cause: error },
-          );
-        }
-        return { groupRole, ...credentialsOf(text, groupRole, arn) };
-      }),
+      Object.entries(secretArns).map(async ([groupRole, arn]) => ({
+        groupRole,
+        ...(await readCredentialsSecret(
+          client,
+          arn,
+          `the ${groupRole} login's`,
+        )),
+      })),
     );
   } finally {
     if (!options.client) client.destroy();
   }
 }
 
+/**
+ * One `{"username", "password"}` secret as RDS writes it. `label` names the
+ * secret's use in errors ("the database login's"); no error quotes its value.
+ */
+export async function readCredentialsSecret(
+  client: SecretsManagerClient,
+  arn: string,
+  label: string,
+): Promise<{ username: string; password: string }> {
+  let text: string | undefined;
+  try {
+    const secret = await client.send(
+      new GetSecretValueCommand({ SecretId: arn }),
+    );
+    text = secret.SecretString;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new LoginSecretError(
+      `cannot read ${label} secret ${arn}: ${reason}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return credentialsOf(text, label, arn);
+}
+
 function credentialsOf(
   text: string | undefined,
-  groupRole: string,
+  label: string,
   arn: string,
 ): { username: string; password: string } {
   let value: unknown;
@@ -64,9 +83,7 @@ function credentialsOf(
     value = JSON.parse(text ?? '');
   } catch {
     // The parser's message may quote the value: leave it out.
-    throw new LoginSecretError(
-      `the ${groupRole} login's secret ${arn} is not a JSON object`,
-    );
+    throw new LoginSecretError(`${label} secret ${arn} is not a JSON object`);
   }
   const { username, password } = (value ?? {}) as {
     username?: unknown;
@@ -79,7 +96,7 @@ function credentialsOf(
     password === ''
   ) {
     throw new LoginSecretError(
-      `the ${groupRole} login's secret ${arn} lacks a username or password`,
+      `${label} secret ${arn} lacks a username or password`,
     );
   }
   return { username, password };
