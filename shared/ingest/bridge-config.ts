@@ -2,10 +2,11 @@
  * The bridge as configured by the one config schema, for the ECS entry point
  * and the local stack alike (which passes its own clients and `onReject`).
  */
-import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type Config, ConfigError } from '../config.ts';
 import { getDb } from '../http/context.ts';
+import { s3FromConfig, sqsFromConfig } from './aws-clients.ts';
 import { Bridge, type BridgeOptions } from './bridge.ts';
 import { bridgeRejectionRecorder } from './rejections.ts';
 
@@ -28,20 +29,8 @@ export function createBridgeFromConfig(
       `invalid configuration:\n${missing.map((name) => `${name}: required by the bridge`).join('\n')}`,
     );
   }
-  const sqs =
-    overrides.sqs ??
-    new SQSClient({
-      region: config.AWS_REGION,
-      ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}),
-    });
-  const s3 =
-    overrides.s3 ??
-    new S3Client({
-      region: config.AWS_REGION,
-      ...(config.S3_ENDPOINT
-        ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true }
-        : {}),
-    });
+  const sqs = overrides.sqs ?? sqsFromConfig(config);
+  const s3 = overrides.s3 ?? s3FromConfig(config);
   // With a database configured, terminated messages are recorded in
   // ingest_rejections; without one they are logged and counted only.
   const hasDatabase = Boolean(

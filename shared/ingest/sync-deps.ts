@@ -4,10 +4,10 @@
  * on first use. The local stack, the tests and the benchmark give their own
  * with `setSyncDeps`, exactly as the API's `setDb`.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { type Config, getConfig } from '../config.ts';
 import { getDb } from '../http/context.ts';
 import { traceSpan } from '../observability/tracer.ts';
+import { s3FromConfig } from './aws-clients.ts';
 import type { SyncDeps } from './process-record.ts';
 
 let current: Promise<SyncDeps> | undefined;
@@ -24,16 +24,6 @@ export function getSyncDeps(): Promise<SyncDeps> {
 /** Uses `deps` for every later batch (the local stack, tests). */
 export function setSyncDeps(deps: SyncDeps | undefined): void {
   current = deps === undefined ? undefined : Promise.resolve(deps);
-}
-
-/** An S3 client as the configuration says (path style for an emulator). */
-export function s3FromConfig(config: Config): S3Client {
-  return new S3Client({
-    region: config.AWS_REGION,
-    ...(config.S3_ENDPOINT
-      ? { endpoint: config.S3_ENDPOINT, forcePathStyle: true }
-      : {}),
-  });
 }
 
 async function fromConfig(config: Config): Promise<SyncDeps> {
