@@ -42,21 +42,31 @@ export interface KindDefinition<K extends KindKey = KindKey> {
 
 const n = <T>(v: T | null | undefined): T | null => v ?? null;
 
-/** Metadata every namespaced kind carries. */
-function meta(row: {
-  namespace: string;
-  name: string;
-  uid?: string | null;
-  labels?: Record<string, string> | null;
-  created_at?: string | null;
-}): DbRow {
-  return {
+/**
+ * A namespaced kind's row: the metadata every such kind carries, then its
+ * own fields, in this key order (the row's JSON is its digest). Assigned
+ * rather than spread: V8 turns `{ ...meta, twenty more }` into a slow
+ * dictionary object, which made mapping and stringifying a large cluster's
+ * pods cost ~40x more.
+ */
+function withMeta(
+  row: {
+    namespace: string;
+    name: string;
+    uid?: string | null;
+    labels?: Record<string, string> | null;
+    created_at?: string | null;
+  },
+  fields: DbRow,
+): DbRow {
+  const meta: DbRow = {
     namespace: row.namespace,
     name: row.name,
     uid: n(row.uid),
     labels: row.labels ?? {},
     created_at: n(row.created_at),
   };
+  return Object.assign(meta, fields);
 }
 
 const META = ['namespace', 'name', 'uid', 'labels', 'created_at'] as const;
@@ -205,21 +215,21 @@ const workloads: KindDefinition<'workloads'> = {
     'helm_chart',
     'helm_chart_version',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    kind: r.kind,
-    replicas_desired: n(r.replicas_desired),
-    replicas_ready: n(r.replicas_ready),
-    replicas_available: n(r.replicas_available),
-    conditions: r.conditions ?? [],
-    strategy: n(r.strategy),
-    service_account: n(r.service_account),
-    containers: r.containers ?? [],
-    annotations: r.annotations ?? {},
-    helm_release: n(r.helm_release),
-    helm_chart: n(r.helm_chart),
-    helm_chart_version: n(r.helm_chart_version),
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      kind: r.kind,
+      replicas_desired: n(r.replicas_desired),
+      replicas_ready: n(r.replicas_ready),
+      replicas_available: n(r.replicas_available),
+      conditions: r.conditions ?? [],
+      strategy: n(r.strategy),
+      service_account: n(r.service_account),
+      containers: r.containers ?? [],
+      annotations: r.annotations ?? {},
+      helm_release: n(r.helm_release),
+      helm_chart: n(r.helm_chart),
+      helm_chart_version: n(r.helm_chart_version),
+    }),
 };
 
 const pods: KindDefinition<'pods'> = {
@@ -251,8 +261,7 @@ const pods: KindDefinition<'pods'> = {
   ],
   toRow: (r) => {
     const containers = r.containers ?? [];
-    return {
-      ...meta(r),
+    return withMeta(r, {
       phase: n(r.phase),
       node_name: n(r.node_name),
       pod_ip: n(r.pod_ip),
@@ -288,7 +297,7 @@ const pods: KindDefinition<'pods'> = {
       ),
       started_at: n(r.started_at),
       pending_since: n(r.pending_since),
-    };
+    });
   },
 };
 
@@ -310,19 +319,19 @@ const services: KindDefinition<'services'> = {
     'endpoint_count',
     'annotations',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    type: n(r.type),
-    cluster_ip: n(r.cluster_ip),
-    cluster_ip_v4: ipv4Number(r.cluster_ip),
-    cluster_ips: r.cluster_ips ?? [],
-    external_ips: r.external_ips ?? [],
-    load_balancer_ingress: r.load_balancer_ingress ?? [],
-    ports: r.ports ?? [],
-    selector: n(r.selector),
-    endpoint_count: n(r.endpoint_count),
-    annotations: r.annotations ?? {},
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      type: n(r.type),
+      cluster_ip: n(r.cluster_ip),
+      cluster_ip_v4: ipv4Number(r.cluster_ip),
+      cluster_ips: r.cluster_ips ?? [],
+      external_ips: r.external_ips ?? [],
+      load_balancer_ingress: r.load_balancer_ingress ?? [],
+      ports: r.ports ?? [],
+      selector: n(r.selector),
+      endpoint_count: n(r.endpoint_count),
+      annotations: r.annotations ?? {},
+    }),
 };
 
 const ingresses: KindDefinition<'ingresses'> = {
@@ -338,14 +347,14 @@ const ingresses: KindDefinition<'ingresses'> = {
     'load_balancer',
     'annotations',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    ingress_class: n(r.ingress_class),
-    rules: r.rules ?? [],
-    tls: r.tls ?? [],
-    load_balancer: r.load_balancer ?? [],
-    annotations: r.annotations ?? {},
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      ingress_class: n(r.ingress_class),
+      rules: r.rules ?? [],
+      tls: r.tls ?? [],
+      load_balancer: r.load_balancer ?? [],
+      annotations: r.annotations ?? {},
+    }),
 };
 
 const pvcs: KindDefinition<'pvcs'> = {
@@ -364,17 +373,17 @@ const pvcs: KindDefinition<'pvcs'> = {
     'volume_mode',
     'annotations',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    phase: n(r.phase),
-    storage_class: n(r.storage_class),
-    capacity_bytes: n(r.capacity_bytes),
-    requested_bytes: n(r.requested_bytes),
-    access_modes: r.access_modes ?? [],
-    volume_name: n(r.volume_name),
-    volume_mode: n(r.volume_mode),
-    annotations: r.annotations ?? {},
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      phase: n(r.phase),
+      storage_class: n(r.storage_class),
+      capacity_bytes: n(r.capacity_bytes),
+      requested_bytes: n(r.requested_bytes),
+      access_modes: r.access_modes ?? [],
+      volume_name: n(r.volume_name),
+      volume_mode: n(r.volume_mode),
+      annotations: r.annotations ?? {},
+    }),
 };
 
 const events: KindDefinition<'events'> = {
@@ -397,21 +406,21 @@ const events: KindDefinition<'events'> = {
     'source_component',
     'reporting_controller',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    type: n(r.type),
-    reason: n(r.reason),
-    message: n(r.message),
-    involved_kind: n(r.involved_object?.kind),
-    involved_name: n(r.involved_object?.name),
-    involved_namespace: n(r.involved_object?.namespace),
-    involved_uid: n(r.involved_object?.uid),
-    count: n(r.count),
-    first_seen: n(r.first_seen),
-    last_seen: n(r.last_seen),
-    source_component: n(r.source_component),
-    reporting_controller: n(r.reporting_controller),
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      type: n(r.type),
+      reason: n(r.reason),
+      message: n(r.message),
+      involved_kind: n(r.involved_object?.kind),
+      involved_name: n(r.involved_object?.name),
+      involved_namespace: n(r.involved_object?.namespace),
+      involved_uid: n(r.involved_object?.uid),
+      count: n(r.count),
+      first_seen: n(r.first_seen),
+      last_seen: n(r.last_seen),
+      source_component: n(r.source_component),
+      reporting_controller: n(r.reporting_controller),
+    }),
 };
 
 const jobs: KindDefinition<'jobs'> = {
@@ -437,24 +446,24 @@ const jobs: KindDefinition<'jobs'> = {
     'containers',
     'annotations',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    kind: r.kind,
-    schedule: n(r.schedule),
-    suspend: n(r.suspend),
-    active: n(r.active),
-    succeeded: n(r.succeeded),
-    failed: n(r.failed),
-    completions: n(r.completions),
-    parallelism: n(r.parallelism),
-    start_time: n(r.start_time),
-    completion_time: n(r.completion_time),
-    last_schedule_time: n(r.last_schedule_time),
-    status: n(r.status),
-    owner_cronjob: n(r.owner_cronjob),
-    containers: r.containers ?? [],
-    annotations: r.annotations ?? {},
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      kind: r.kind,
+      schedule: n(r.schedule),
+      suspend: n(r.suspend),
+      active: n(r.active),
+      succeeded: n(r.succeeded),
+      failed: n(r.failed),
+      completions: n(r.completions),
+      parallelism: n(r.parallelism),
+      start_time: n(r.start_time),
+      completion_time: n(r.completion_time),
+      last_schedule_time: n(r.last_schedule_time),
+      status: n(r.status),
+      owner_cronjob: n(r.owner_cronjob),
+      containers: r.containers ?? [],
+      annotations: r.annotations ?? {},
+    }),
 };
 
 const hpas: KindDefinition<'hpas'> = {
@@ -474,18 +483,18 @@ const hpas: KindDefinition<'hpas'> = {
     'metrics',
     'conditions',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    target_kind: n(r.target?.kind),
-    target_name: n(r.target?.name),
-    target_api_version: n(r.target?.api_version),
-    min_replicas: n(r.min_replicas),
-    max_replicas: n(r.max_replicas),
-    current_replicas: n(r.current_replicas),
-    desired_replicas: n(r.desired_replicas),
-    metrics: r.metrics ?? [],
-    conditions: r.conditions ?? [],
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      target_kind: n(r.target?.kind),
+      target_name: n(r.target?.name),
+      target_api_version: n(r.target?.api_version),
+      min_replicas: n(r.min_replicas),
+      max_replicas: n(r.max_replicas),
+      current_replicas: n(r.current_replicas),
+      desired_replicas: n(r.desired_replicas),
+      metrics: r.metrics ?? [],
+      conditions: r.conditions ?? [],
+    }),
 };
 
 const networkPolicies: KindDefinition<'network_policies'> = {
@@ -501,14 +510,14 @@ const networkPolicies: KindDefinition<'network_policies'> = {
     'egress',
     'annotations',
   ],
-  toRow: (r) => ({
-    ...meta(r),
-    pod_selector: n(r.pod_selector),
-    policy_types: r.policy_types ?? [],
-    ingress: r.ingress ?? [],
-    egress: r.egress ?? [],
-    annotations: r.annotations ?? {},
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      pod_selector: n(r.pod_selector),
+      policy_types: r.policy_types ?? [],
+      ingress: r.ingress ?? [],
+      egress: r.egress ?? [],
+      annotations: r.annotations ?? {},
+    }),
 };
 
 const resourceQuotas: KindDefinition<'resource_quotas'> = {
@@ -517,12 +526,12 @@ const resourceQuotas: KindDefinition<'resource_quotas'> = {
   keyColumns: NS_KEY,
   links: ['namespace'],
   columns: [...META, 'hard', 'used', 'scopes'],
-  toRow: (r) => ({
-    ...meta(r),
-    hard: r.hard ?? {},
-    used: r.used ?? {},
-    scopes: r.scopes ?? [],
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      hard: r.hard ?? {},
+      used: r.used ?? {},
+      scopes: r.scopes ?? [],
+    }),
 };
 
 const endpointSlices: KindDefinition<'endpoint_slices'> = {
@@ -531,13 +540,13 @@ const endpointSlices: KindDefinition<'endpoint_slices'> = {
   keyColumns: NS_KEY,
   links: ['namespace'],
   columns: [...META, 'service_name', 'address_type', 'endpoints', 'ports'],
-  toRow: (r) => ({
-    ...meta(r),
-    service_name: n(r.service_name),
-    address_type: n(r.address_type),
-    endpoints: r.endpoints ?? [],
-    ports: r.ports ?? [],
-  }),
+  toRow: (r) =>
+    withMeta(r, {
+      service_name: n(r.service_name),
+      address_type: n(r.address_type),
+      endpoints: r.endpoints ?? [],
+      ports: r.ports ?? [],
+    }),
 };
 
 export const KINDS: { readonly [K in KindKey]: KindDefinition<K> } = {
