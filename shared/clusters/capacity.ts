@@ -40,35 +40,11 @@ export interface ClusterHealthCounts {
   warning_events_1h: number;
 }
 
+// The node and pod figures are kept on the cluster row by the sync
+// (k8s_refresh_rollups, migrations/0005): only the past hour's warnings are
+// counted here, from their index.
 export const CLUSTER_CAPACITY_SQL = `
-  with node_sums as (
-    select cluster_id,
-           count(*) as nodes_total,
-           sum(allocatable_cpu_millicores) as cpu_allocatable,
-           sum(allocatable_memory_bytes) as mem_allocatable,
-           sum(allocatable_pods) as pods_allocatable,
-           sum(usage_cpu_millicores) filter (where usage_cpu_millicores > 0) as cpu_used,
-           sum(allocatable_cpu_millicores) filter (where usage_cpu_millicores > 0) as cpu_allocatable_reporting,
-           count(*) filter (where usage_cpu_millicores > 0) as cpu_usage_nodes,
-           sum(usage_memory_bytes) filter (where usage_memory_bytes > 0) as mem_used,
-           sum(allocatable_memory_bytes) filter (where usage_memory_bytes > 0) as mem_allocatable_reporting,
-           count(*) filter (where usage_memory_bytes > 0) as mem_usage_nodes
-      from k8s_nodes
-     where cluster_id = any($1::uuid[])
-     group by cluster_id
-  ), pod_sums as (
-    -- Kept on the cluster row by the sync (updateClusterPodSums): no pod
-    -- is read here.
-    select id as cluster_id,
-           pods_cpu_requested_millicores as cpu_requested,
-           pods_cpu_limits_millicores as cpu_limits,
-           pods_mem_requested_bytes as mem_requested,
-           pods_mem_limits_bytes as mem_limits,
-           pods_running,
-           pods_not_running
-      from clusters
-     where id = any($1::uuid[])
-  ), warnings as (
+  with warnings as (
     select cluster_id, count(*) as warning_events_1h
       from k8s_events
      where cluster_id = any($1::uuid[])
@@ -77,26 +53,26 @@ export const CLUSTER_CAPACITY_SQL = `
      group by cluster_id
   )
   select c.id as cluster_id,
-         coalesce(n.cpu_allocatable, 0) as cpu_allocatable_millicores,
-         coalesce(p.cpu_requested, 0) as cpu_requested_millicores,
-         coalesce(p.cpu_limits, 0) as cpu_limits_millicores,
-         n.cpu_used as cpu_used_millicores,
-         coalesce(n.cpu_allocatable_reporting, 0) as cpu_allocatable_reporting_millicores,
-         coalesce(n.cpu_usage_nodes, 0) as cpu_usage_nodes,
-         coalesce(n.mem_allocatable, 0) as mem_allocatable_bytes,
-         coalesce(p.mem_requested, 0) as mem_requested_bytes,
-         coalesce(p.mem_limits, 0) as mem_limits_bytes,
-         n.mem_used as mem_used_bytes,
-         coalesce(n.mem_allocatable_reporting, 0) as mem_allocatable_reporting_bytes,
-         coalesce(n.mem_usage_nodes, 0) as mem_usage_nodes,
-         coalesce(n.pods_allocatable, 0) as pods_allocatable,
-         coalesce(p.pods_running, 0) as pods_running,
-         coalesce(n.nodes_total, 0) as nodes_total,
-         coalesce(p.pods_not_running, 0) as pods_not_running,
+         c.nodes_cpu_allocatable_millicores as cpu_allocatable_millicores,
+         c.pods_cpu_requested_millicores as cpu_requested_millicores,
+         c.pods_cpu_limits_millicores as cpu_limits_millicores,
+         c.nodes_cpu_used_millicores as cpu_used_millicores,
+         c.nodes_cpu_allocatable_reporting_millicores
+           as cpu_allocatable_reporting_millicores,
+         c.nodes_cpu_usage_nodes as cpu_usage_nodes,
+         c.nodes_mem_allocatable_bytes as mem_allocatable_bytes,
+         c.pods_mem_requested_bytes as mem_requested_bytes,
+         c.pods_mem_limits_bytes as mem_limits_bytes,
+         c.nodes_mem_used_bytes as mem_used_bytes,
+         c.nodes_mem_allocatable_reporting_bytes
+           as mem_allocatable_reporting_bytes,
+         c.nodes_mem_usage_nodes as mem_usage_nodes,
+         c.nodes_pods_allocatable as pods_allocatable,
+         c.pods_running,
+         c.node_count as nodes_total,
+         c.pods_not_running,
          coalesce(w.warning_events_1h, 0) as warning_events_1h
     from clusters c
-    left join node_sums n on n.cluster_id = c.id
-    left join pod_sums p on p.cluster_id = c.id
     left join warnings w on w.cluster_id = c.id
    where c.id = any($1::uuid[])`;
 

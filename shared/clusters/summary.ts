@@ -60,8 +60,10 @@ export const SUMMARY_LIMITS = {
 
 // $1 cluster id. with_metrics: nodes linked to a host of the cluster's own
 // environment, the rule ingest links by; a link to a host since moved to
-// another environment does not count. Waiting containers are counted per
-// container (init containers included), a missing reason as "Unknown".
+// another environment does not count. The pod counts and waiting reasons
+// (per container, init containers included, a missing reason as "Unknown")
+// are kept on the cluster row by the sync (k8s_refresh_rollups); the pod
+// lists below read their rows through partial indexes, never every pod.
 const SUMMARY_SQL = `
   with node_rows as (
     select n.name, n.status, h.id as linked_host
@@ -69,13 +71,8 @@ const SUMMARY_SQL = `
       left join clusters c on c.id = n.cluster_id
       left join hosts h on h.id = n.host_id and h.environment_id = c.environment_id
      where n.cluster_id = $1
-  ), pod_rows as (
-    select namespace, name, phase, restart_count, workload_kind,
-           workload_name, coalesce(pending_since, created_at) as pending_from,
-           case when jsonb_typeof(containers) = 'array' then containers
-                else '[]'::jsonb end as containers
-      from k8s_pods
-     where cluster_id = $1
+  ), cluster_row as (
+    select * from clusters where id = $1
   )
   select
     now() as generated_at,
@@ -90,34 +87,27 @@ const SUMMARY_SQL = `
               where status is distinct from 'Ready'
               order by name limit ${SUMMARY_LIMITS.notReadyNodes}) x) as not_ready_nodes,
     (select json_build_object(
-              'total', count(*),
-              'running', count(*) filter (where phase = 'Running'),
-              'pending', count(*) filter (where phase = 'Pending'),
-              'succeeded', count(*) filter (where phase = 'Succeeded'),
-              'failed', count(*) filter (where phase = 'Failed'),
-              'unknown', count(*) filter (where phase is null or phase not in
-                                          ('Running', 'Pending', 'Succeeded', 'Failed')))
-       from pod_rows) as pods,
-    (select coalesce(json_agg(json_build_object('reason', reason, 'count', n)
-                              order by n desc, reason), '[]')
-       from (select coalesce(ct ->> 'waiting_reason', 'Unknown') as reason,
-                    count(*) as n
-               from pod_rows p
-              cross join lateral jsonb_array_elements(p.containers) ct
-              where ct ->> 'state' = 'waiting'
-              group by 1
-              order by n desc, reason
-              limit ${SUMMARY_LIMITS.waitingReasons}) x) as waiting,
+              'total', pods_total,
+              'running', pods_running,
+              'pending', pods_pending,
+              'succeeded', pods_succeeded,
+              'failed', pods_failed,
+              'unknown', pods_unknown)
+       from cluster_row) as pods,
+    (select pods_waiting_reasons from cluster_row) as waiting,
     (select coalesce(json_agg(json_build_object(
                        'namespace', namespace, 'name', name,
                        'age_seconds', age_seconds)
                      order by pending_from, namespace, name), '[]')
-       from (select namespace, name, pending_from,
-                    floor(extract(epoch from now() - pending_from))::bigint as age_seconds
-               from pod_rows
-              where phase = 'Pending'
-                and pending_from < now() - interval '5 minutes'
-              order by pending_from, namespace, name
+       from (select namespace, name,
+                    coalesce(pending_since, created_at) as pending_from,
+                    floor(extract(epoch from
+                      now() - coalesce(pending_since, created_at)))::bigint as age_seconds
+               from k8s_pods
+              where cluster_id = $1
+                and phase = 'Pending'
+                and coalesce(pending_since, created_at) < now() - interval '5 minutes'
+              order by coalesce(pending_since, created_at), namespace, name
               limit ${SUMMARY_LIMITS.pendingLong}) x) as pending_long,
     (select coalesce(json_agg(json_build_object(
                        'namespace', namespace, 'name', name,
@@ -125,8 +115,9 @@ const SUMMARY_SQL = `
                        'restarts', restart_count)
                      order by restart_count desc, namespace, name), '[]')
        from (select namespace, name, workload_kind, workload_name, restart_count
-               from pod_rows
-              where restart_count > 0
+               from k8s_pods
+              where cluster_id = $1
+                and restart_count > 0
               order by restart_count desc, namespace, name
               limit ${SUMMARY_LIMITS.topRestarters}) x) as top_restarters,
     (select coalesce(json_agg(json_build_object(

@@ -137,14 +137,20 @@ export function orderClause(
  *
  *   select page.*, total.n as total_count
  *   from (select count(*) ...) total
- *   left join lateral (select ..., row_number() over (order by O) as position
- *                      ... order by O limit $a offset $b) page on true
+ *   left join lateral (
+ *     select <record columns>, keys.position
+ *     from (select id, row_number() over (order by O) as position
+ *           ... order by O limit $a offset $b) keys
+ *     join <table> on id = keys.id) page on true
  *   order by page.position
  *
  * The count runs on its own (an index-only scan when only the cluster and
  * indexed filters apply), so the page can stop after `limit` rows when an
  * index gives the order; a window count over the page query would read
- * every row of the cluster first. A page past the end still returns the
+ * every row of the cluster first. The page's keys are found first and its
+ * rows read after, by id: a table with a covering index for its filters and
+ * sort keys (pods) finds them without reading the cluster's wide rows, and
+ * only the page's rows are fetched. A page past the end still returns the
  * total: one row whose page columns are null.
  */
 export function buildListQuery(
@@ -191,11 +197,14 @@ export function buildListQuery(
       'select page.*, total.n as total_count',
       `from (select count(*) as n ${from}) total`,
       'left join lateral (',
-      `  select ${columnsOf(definition.record)},`,
-      `    row_number() over (order by ${order}) as position`,
-      `  ${from}`,
-      `  order by ${order}`,
-      `  ${limit}`,
+      `  select ${columnsOf(definition.record)}, keys.position`,
+      '  from (',
+      `    select id as page_id, row_number() over (order by ${order}) as position`,
+      `    ${from}`,
+      `    order by ${order}`,
+      `    ${limit}`,
+      '  ) keys',
+      `  join ${definition.table} on ${definition.table}.id = keys.page_id`,
       ') page on true',
       'order by page.position',
     ].join('\n'),

@@ -73,52 +73,31 @@ export async function getNode(
 }
 
 /**
- * One statement: the first nodes by name with the cluster's node count
- * (the window runs before the limit), joined to their pods' sums. Requests
- * and limits, like the live pod count, cover pods not Succeeded/Failed (a
- * pod with no phase yet counts as active).
+ * One statement: the first nodes by name with the cluster's node count (the
+ * window runs before the limit). Requests and limits, like the pods_active
+ * fallback count, cover pods not Succeeded/Failed (a pod with no phase yet
+ * counts as active): the sync keeps them on each node row
+ * (k8s_refresh_rollups), so no pod is read here.
  */
 const NODE_CAPACITY_SQL = `
-  with listed as (
-    select id, name, status, roles, unschedulable, pod_count,
-           allocatable_cpu_millicores, allocatable_memory_bytes,
-           allocatable_pods, usage_cpu_millicores, usage_memory_bytes,
-           count(*) over () as total
-    from k8s_nodes
-    where cluster_id = $1
-    order by name, id
-    limit $2
-  ),
-  active as (
-    select node_id,
-           count(*) as pods,
-           coalesce(sum(cpu_requests_millicores), 0) as cpu_requested,
-           coalesce(sum(cpu_limits_millicores), 0) as cpu_limits,
-           coalesce(sum(memory_requests_bytes), 0) as mem_requested,
-           coalesce(sum(memory_limits_bytes), 0) as mem_limits
-    from k8s_pods
-    where cluster_id = $1
-      and node_id is not null
-      and coalesce(phase, '') not in ('Succeeded', 'Failed')
-    group by node_id
-  )
-  select l.id, l.name, l.status,
-         coalesce(l.roles, '{}') as roles,
-         l.unschedulable,
-         coalesce(l.pod_count, a.pods, 0) as pod_count,
-         l.allocatable_cpu_millicores as cpu_allocatable_millicores,
-         coalesce(a.cpu_requested, 0) as cpu_requested_millicores,
-         coalesce(a.cpu_limits, 0) as cpu_limits_millicores,
-         nullif(l.usage_cpu_millicores, 0) as cpu_used_millicores,
-         l.allocatable_memory_bytes as mem_allocatable_bytes,
-         coalesce(a.mem_requested, 0) as mem_requested_bytes,
-         coalesce(a.mem_limits, 0) as mem_limits_bytes,
-         nullif(l.usage_memory_bytes, 0) as mem_used_bytes,
-         l.allocatable_pods as pods_allocatable,
-         l.total
-  from listed l
-  left join active a on a.node_id = l.id
-  order by l.name, l.id`;
+  select id, name, status,
+         coalesce(roles, '{}') as roles,
+         unschedulable,
+         coalesce(pod_count, pods_active) as pod_count,
+         allocatable_cpu_millicores as cpu_allocatable_millicores,
+         pods_cpu_requested_millicores as cpu_requested_millicores,
+         pods_cpu_limits_millicores as cpu_limits_millicores,
+         nullif(usage_cpu_millicores, 0) as cpu_used_millicores,
+         allocatable_memory_bytes as mem_allocatable_bytes,
+         pods_mem_requested_bytes as mem_requested_bytes,
+         pods_mem_limits_bytes as mem_limits_bytes,
+         nullif(usage_memory_bytes, 0) as mem_used_bytes,
+         allocatable_pods as pods_allocatable,
+         count(*) over () as total
+  from k8s_nodes
+  where cluster_id = $1
+  order by name, id
+  limit $2`;
 
 export interface NodeCapacity {
   nodes: NodeCapacityRecord[];

@@ -279,8 +279,9 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
 };
 
 /**
- * Steps 1, 2 and 17: the asset (with the status mapping), the cluster's
- * metadata, its agent status and snapshot time, and its denormalized counts.
+ * Steps 1 and 2: the asset (with the status mapping), the cluster's
+ * metadata, its agent status and snapshot time. Its counts (step 17) are
+ * refreshRollups'.
  */
 export async function updateClusterAndAsset(
   tx: Queryable,
@@ -304,9 +305,6 @@ export async function updateClusterAndAsset(
        agent_status = 'connected',
        last_seen_at = greatest(last_seen_at, $18),
        last_snapshot_at = greatest(last_snapshot_at, $18),
-       node_count = (select count(*) from k8s_nodes where cluster_id = $1),
-       namespace_count = (select count(*) from k8s_namespaces where cluster_id = $1),
-       workload_count = (select count(*) from k8s_workloads where cluster_id = $1),
        updated_at = now()
      where id = $1`,
     [
@@ -333,76 +331,18 @@ export async function updateClusterAndAsset(
 }
 
 /**
- * The cluster row's pod figures (the capacity block's requests, limits and
- * phase counts) from its stored pods. Requests and limits count pods not in
- * Succeeded/Failed (a pod without a phase counts); "not running" is every
- * phase but Running and Succeeded.
+ * The figures the reads aggregate, kept beside the rows they describe:
+ * per node (its pods' requests and limits), per namespace (pods, workloads,
+ * services and their sums) and per cluster (node, namespace and workload
+ * counts, pod phases, waiting reasons, node capacity and usage). One database function (migrations/0005) reads
+ * the cluster's pods once and writes only what changed; run after the
+ * prune, so every figure agrees with the stored rows.
  */
-export async function updateClusterPodSums(
-  db: Queryable,
-  clusterId: string,
-): Promise<void> {
-  await db.query(
-    `update clusters c set
-       pods_total = s.total,
-       pods_running = s.running,
-       pods_not_running = s.not_running,
-       pods_cpu_requested_millicores = s.cpu_requested,
-       pods_cpu_limits_millicores = s.cpu_limits,
-       pods_mem_requested_bytes = s.mem_requested,
-       pods_mem_limits_bytes = s.mem_limits
-     from (
-       select count(*) as total,
-              count(*) filter (where phase = 'Running') as running,
-              count(*) filter (where phase is distinct from 'Running'
-                                 and phase is distinct from 'Succeeded') as not_running,
-              coalesce(sum(cpu_requests_millicores) filter (where active), 0) as cpu_requested,
-              coalesce(sum(cpu_limits_millicores) filter (where active), 0) as cpu_limits,
-              coalesce(sum(memory_requests_bytes) filter (where active), 0) as mem_requested,
-              coalesce(sum(memory_limits_bytes) filter (where active), 0) as mem_limits
-       from (select phase, cpu_requests_millicores, cpu_limits_millicores,
-                    memory_requests_bytes, memory_limits_bytes,
-                    coalesce(phase not in ('Succeeded', 'Failed'), true) as active
-             from k8s_pods where cluster_id = $1) p
-     ) s
-     where c.id = $1
-       and (c.pods_total, c.pods_running, c.pods_not_running,
-            c.pods_cpu_requested_millicores, c.pods_cpu_limits_millicores,
-            c.pods_mem_requested_bytes, c.pods_mem_limits_bytes)
-           is distinct from
-           (s.total, s.running, s.not_running, s.cpu_requested,
-            s.cpu_limits, s.mem_requested, s.mem_limits)`,
-    [clusterId],
-  );
-}
-
-/** Per-namespace workload, pod and service counts from the stored rows. */
-export async function updateNamespaceCounts(
+export async function refreshRollups(
   tx: Queryable,
   clusterId: string,
 ): Promise<void> {
-  await tx.query(
-    `with w as (select namespace, count(*)::int as n from k8s_workloads
-                where cluster_id = $1 group by namespace),
-          p as (select namespace, count(*)::int as n from k8s_pods
-                where cluster_id = $1 group by namespace),
-          s as (select namespace, count(*)::int as n from k8s_services
-                where cluster_id = $1 group by namespace),
-          c as (select ns.id, coalesce(w.n, 0) as wc, coalesce(p.n, 0) as pc,
-                       coalesce(s.n, 0) as sc
-                from k8s_namespaces ns
-                left join w on w.namespace = ns.name
-                left join p on p.namespace = ns.name
-                left join s on s.namespace = ns.name
-                where ns.cluster_id = $1)
-     update k8s_namespaces ns
-     set workload_count = c.wc, pod_count = c.pc, service_count = c.sc
-     from c
-     where ns.id = c.id
-       and (ns.workload_count, ns.pod_count, ns.service_count)
-           is distinct from (c.wc, c.pc, c.sc)`,
-    [clusterId],
-  );
+  await tx.query('select k8s_refresh_rollups($1)', [clusterId]);
 }
 
 export interface LinkageCounts {

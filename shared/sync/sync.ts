@@ -38,11 +38,10 @@ import {
   linkNodesToHosts,
   listStoredRows,
   lockCluster,
+  refreshRollups,
   repairLinks,
   type StoredRow,
   updateClusterAndAsset,
-  updateClusterPodSums,
-  updateNamespaceCounts,
   upsertRows,
 } from './repo.ts';
 
@@ -472,7 +471,6 @@ async function applyKinds(
       if (ids && ids.length > 0) await deleteRows(tx, kind, cluster.id, ids);
     }
   });
-  await updateNamespaceCounts(tx, cluster.id);
-  if (present.includes('pods')) await updateClusterPodSums(tx, cluster.id);
+  await refreshRollups(tx, cluster.id);
   return { kinds, linkage, facts };
 }

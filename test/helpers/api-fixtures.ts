@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../shared/auth/roles.ts';
 import { type Db, queryOne } from '../../shared/db/pool.ts';
-import { updateClusterPodSums } from '../../shared/sync/repo.ts';
+import { refreshRollups } from '../../shared/sync/repo.ts';
 
 type Values = Record<string, unknown>;
 
@@ -99,12 +99,26 @@ export async function insertCluster(
   });
 }
 
+/**
+ * Inserts a cluster's child row, then refreshes the figures the sync keeps
+ * beside the rows (node, namespace and cluster rollups), as the sync does.
+ */
+async function insertChildRow(
+  db: Db,
+  table: `k8s_${string}`,
+  values: Values & { cluster_id: string },
+): Promise<string> {
+  const id = await insert(db, table, values);
+  await refreshRollups(db, values.cluster_id);
+  return id;
+}
+
 export function insertNode(
   db: Db,
   clusterId: string,
   node: Values & { name: string },
 ): Promise<string> {
-  return insert(db, 'k8s_nodes', {
+  return insertChildRow(db, 'k8s_nodes', {
     cluster_id: clusterId,
     uid: randomUUID(),
     content_hash: 'fixture',
@@ -117,7 +131,7 @@ export function insertNamespace(
   clusterId: string,
   name: string,
 ): Promise<string> {
-  return insert(db, 'k8s_namespaces', {
+  return insertChildRow(db, 'k8s_namespaces', {
     cluster_id: clusterId,
     name,
     uid: randomUUID(),
@@ -131,7 +145,7 @@ export function insertWorkload(
   clusterId: string,
   workload: Values & { kind: string; namespace: string; name: string },
 ): Promise<string> {
-  return insert(db, 'k8s_workloads', {
+  return insertChildRow(db, 'k8s_workloads', {
     cluster_id: clusterId,
     uid: randomUUID(),
     content_hash: 'fixture',
@@ -167,7 +181,7 @@ export async function insertPod(
     limits: null,
     ...c,
   }));
-  const id = await insert(db, 'k8s_pods', {
+  return insertChildRow(db, 'k8s_pods', {
     cluster_id: clusterId,
     uid: randomUUID(),
     content_hash: 'fixture',
@@ -177,10 +191,6 @@ export async function insertPod(
     total_containers: containers.length,
     ready_containers: containers.filter((c) => c.ready).length,
   });
-  // The sync keeps the cluster's pod figures; a fixture that writes pods
-  // directly does the same.
-  await updateClusterPodSums(db, clusterId);
-  return id;
 }
 
 export function insertEvent(
@@ -204,7 +214,7 @@ export function insertChild(
   clusterId: string,
   row: Values & { namespace: string; name: string },
 ): Promise<string> {
-  return insert(db, table, {
+  return insertChildRow(db, table, {
     cluster_id: clusterId,
     uid: randomUUID(),
     content_hash: 'fixture',

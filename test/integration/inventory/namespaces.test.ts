@@ -22,13 +22,22 @@ describe('inventory namespaces', () => {
     otherClusterId = await createCluster(db, tenant);
     emptyClusterId = await createCluster(db, tenant);
     await insertRows(db, 'k8s_namespaces', clusterId, [
-      { name: 'shop', status: 'Active', workload_count: 7, pod_count: 4 },
-      { name: 'empty', status: 'Active', workload_count: 0 },
-      { name: 'kube-system', status: 'Active', workload_count: 3 },
+      { name: 'shop', status: 'Active' },
+      { name: 'empty', status: 'Active' },
+      { name: 'kube-system', status: 'Active' },
     ]);
-    await insertRows(db, 'k8s_namespaces', otherClusterId, [
-      { name: 'shop', workload_count: 1 },
+    await insertRows(db, 'k8s_namespaces', otherClusterId, [{ name: 'shop' }]);
+    const workloads = (namespace: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        kind: 'Deployment',
+        namespace,
+        name: `app-${i}`,
+      }));
+    await insertRows(db, 'k8s_workloads', clusterId, [
+      ...workloads('shop', 7),
+      ...workloads('kube-system', 3),
     ]);
+    await insertRows(db, 'k8s_workloads', otherClusterId, workloads('shop', 1));
     const pod = (
       name: string,
       phase: string | null,
@@ -63,7 +72,7 @@ describe('inventory namespaces', () => {
     await database.drop();
   });
 
-  it('lists every namespace by name with its stored counts', async () => {
+  it('lists every namespace by name with the counts the sync keeps', async () => {
     // Act
     const result = await listNamespaces(db, clusterId);
 

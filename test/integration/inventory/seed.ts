@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type Queryable, query, queryOne } from '../../../shared/db/pool.ts';
+import { refreshRollups } from '../../../shared/sync/repo.ts';
 
 export type InventoryTable =
   | 'k8s_nodes'
@@ -56,7 +57,11 @@ function encode(column: string, value: unknown): unknown {
   return value;
 }
 
-/** Inserts rows into one table for a cluster; returns their ids in order. */
+/**
+ * Inserts rows into one table for a cluster, then refreshes the figures the
+ * sync keeps beside them (node, namespace and cluster rollups), as a sync
+ * would; returns their ids in order.
+ */
 export async function insertRows(
   db: Queryable,
   table: InventoryTable,
@@ -86,6 +91,7 @@ export async function insertRows(
     );
     ids.push(String(values.id));
   }
+  await refreshRollups(db, clusterId);
   return ids;
 }
 

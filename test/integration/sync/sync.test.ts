@@ -307,6 +307,115 @@ describe('syncInventory', () => {
     });
   });
 
+  it('keeps each node’s and namespace’s figures equal to its stored rows', async () => {
+    // Prepare
+    const inv = small(17);
+    const subject = subjectOf(tenant, inv.agent_id);
+    await syncInventory(database.db, subject, inv, options);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.3,
+      removeFraction: 0.2,
+    });
+    next.namespaces = inv.namespaces;
+    next.nodes = inv.nodes?.slice(1);
+
+    // Act
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      next,
+      options,
+    );
+
+    // Assess: the kept figures, then the same figures from the rows.
+    const kept = await query(
+      database.db,
+      `select n.name, n.pods_active, n.pods_cpu_requested_millicores,
+              n.pods_cpu_limits_millicores, n.pods_mem_requested_bytes,
+              n.pods_mem_limits_bytes
+       from k8s_nodes n where n.cluster_id = $1 order by n.name`,
+      [clusterId],
+    );
+    const live = await query(
+      database.db,
+      `select n.name,
+              count(p.id) filter (where p.active) as pods_active,
+              coalesce(sum(p.cpu_requests_millicores) filter (where p.active), 0)
+                as pods_cpu_requested_millicores,
+              coalesce(sum(p.cpu_limits_millicores) filter (where p.active), 0)
+                as pods_cpu_limits_millicores,
+              coalesce(sum(p.memory_requests_bytes) filter (where p.active), 0)
+                as pods_mem_requested_bytes,
+              coalesce(sum(p.memory_limits_bytes) filter (where p.active), 0)
+                as pods_mem_limits_bytes
+       from k8s_nodes n
+       left join (select *, coalesce(phase not in ('Succeeded', 'Failed'), true)
+                            as active from k8s_pods) p on p.node_id = n.id
+       where n.cluster_id = $1 group by n.name order by n.name`,
+      [clusterId],
+    );
+    expect(kept.length).toBe(next.nodes?.length);
+    expect(kept.some((n) => Number(n.pods_active) > 0)).toBe(true);
+    expect(kept).toEqual(live);
+
+    const keptNs = await query(
+      database.db,
+      `select name, workload_count, pod_count, service_count, pods_running,
+              pods_restarts, pods_cpu_requested_millicores
+       from k8s_namespaces where cluster_id = $1 order by name`,
+      [clusterId],
+    );
+    const liveNs = await query(
+      database.db,
+      `select ns.name,
+              (select count(*) from k8s_workloads w
+                where w.cluster_id = $1 and w.namespace = ns.name) as workload_count,
+              (select count(*) from k8s_pods p
+                where p.cluster_id = $1 and p.namespace = ns.name) as pod_count,
+              (select count(*) from k8s_services s
+                where s.cluster_id = $1 and s.namespace = ns.name) as service_count,
+              (select count(*) from k8s_pods p
+                where p.cluster_id = $1 and p.namespace = ns.name
+                  and p.phase = 'Running') as pods_running,
+              (select coalesce(sum(restart_count), 0) from k8s_pods p
+                where p.cluster_id = $1 and p.namespace = ns.name) as pods_restarts,
+              (select coalesce(sum(cpu_requests_millicores), 0) from k8s_pods p
+                where p.cluster_id = $1 and p.namespace = ns.name
+                  and coalesce(p.phase not in ('Succeeded', 'Failed'), true))
+                as pods_cpu_requested_millicores
+       from k8s_namespaces ns where ns.cluster_id = $1 order by ns.name`,
+      [clusterId],
+    );
+    expect(keptNs.some((n) => Number(n.pod_count) > 0)).toBe(true);
+    expect(keptNs).toEqual(liveNs);
+
+    const cluster = await queryOne(
+      database.db,
+      `select node_count, namespace_count, workload_count, pods_pending,
+              pods_waiting_reasons
+       from clusters where id = $1`,
+      [clusterId],
+    );
+    const waiting = new Map<string, number>();
+    for (const pod of next.pods ?? []) {
+      for (const c of pod.containers ?? []) {
+        if (c.state !== 'waiting') continue;
+        const reason = c.waiting_reason ?? 'Unknown';
+        waiting.set(reason, (waiting.get(reason) ?? 0) + 1);
+      }
+    }
+    expect(cluster).toEqual({
+      node_count: next.nodes?.length,
+      namespace_count: next.namespaces?.length,
+      workload_count: next.workloads?.length,
+      pods_pending: next.pods?.filter((p) => p.phase === 'Pending').length,
+      pods_waiting_reasons: [...waiting]
+        .map(([reason, count]) => ({ reason, count }))
+        .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1))
+        .slice(0, 10),
+    });
+  });
+
   it('removes every row of a namespace dropped from a later snapshot', async () => {
     // Prepare
     const inv = small(5);

@@ -138,7 +138,7 @@ describe('buildListQuery', () => {
       `select count(*) as n from k8s_pods ${where}) total`,
     );
     expect(statement.text).toContain(
-      `order by cpu_requests_millicores desc nulls last, namespace, name, id\n  limit $5 offset $6`,
+      `order by cpu_requests_millicores desc nulls last, namespace, name, id\n    limit $5 offset $6`,
     );
     expect(statement.values).toEqual([
       clusterId,
