@@ -255,24 +255,6 @@ function recording(
   };
 }
 
-/**
- * A stand-in pool for the functions that open a transaction: its one
- * "client" records like `recording` and skips the transaction control
- * statements, so the statements inside are explained on their own.
- */
-function recordingPool(db: Queryable): Db {
-  const client = {
-    query<R extends Row = Row>(text: string, values: readonly unknown[] = []) {
-      if (/^\s*(begin|commit|rollback)\b/i.test(text)) {
-        return Promise.resolve({ rows: [] as R[], rowCount: 0 });
-      }
-      return db.query<R>(text, values);
-    },
-    release() {},
-  };
-  return { connect: async () => client } as unknown as Db;
-}
-
 /** A long literal id array in a plan line, shortened to its count. */
 const UUID_ARRAY = /'\{[0-9a-f-]{36}(?:,[0-9a-f-]{36})*\}'::uuid\[\]/g;
 
@@ -337,7 +319,7 @@ async function explainReads(db: Db, clusterIds: readonly string[]) {
     );
   }
   current = 'summary';
-  await getClusterSummary(recordingPool(rec), cluster);
+  await getClusterSummary(rec, cluster);
   current = `pods q=${POD_SEARCH}&sort=-restarts`;
   await listPods(
     rec,

@@ -73,6 +73,7 @@ export async function startApiServer(
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
   });
+  const verifyBearer = tokenVerifier(jwtKey);
   setDb(options.db);
   const ready = options.ready ?? (() => true);
   const compiled = routes.map(compileRoute);
@@ -118,7 +119,7 @@ export async function startApiServer(
       write(res, errorResult(501, 'not_implemented', 'route not implemented'));
       return;
     }
-    const claims = await verifiedClaims(jwtKey, req.headers.authorization);
+    const claims = await verifyBearer(req.headers.authorization);
     const event = toEvent(req, url, match, claims);
     const result = await handler(event, lambdaContext(match.route.name, event));
     write(res, normalize(result));
@@ -161,18 +162,36 @@ async function importHandler(name: string): Promise<Handler | undefined> {
   return module.handler;
 }
 
-/** Bearer token → verified claims; anything else → no claims. */
-async function verifiedClaims(
-  key: LocalJwtKey,
-  authorization: string | undefined,
-): Promise<Record<string, string> | undefined> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!match?.[1]) return undefined;
-  try {
-    return await verifyLocalToken(key, match[1]);
-  } catch {
-    return undefined;
-  }
+/** Verified tokens kept at most; past it the cache starts over. */
+const VERIFIED_TOKENS_MAX = 10_000;
+
+/**
+ * Bearer token → verified claims; anything else → no claims. A caller sends
+ * the same token with every request, and checking its signature costs more
+ * than the rest of a small read, so verified tokens are kept by their text
+ * until they expire: a token's claims cannot change, and its expiry is
+ * checked again on every use.
+ */
+function tokenVerifier(key: LocalJwtKey) {
+  const verified = new Map<string, Record<string, string>>();
+  return async (
+    authorization: string | undefined,
+  ): Promise<Record<string, string> | undefined> => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    const token = match?.[1];
+    if (!token) return undefined;
+    const known = verified.get(token);
+    if (known && Number(known.exp) * 1000 > Date.now()) return known;
+    verified.delete(token);
+    try {
+      const claims = await verifyLocalToken(key, token);
+      if (verified.size >= VERIFIED_TOKENS_MAX) verified.clear();
+      verified.set(token, claims);
+      return claims;
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 interface CompiledRoute {

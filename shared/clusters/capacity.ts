@@ -1,7 +1,7 @@
 /**
  * The capacity block and health counts of a set of clusters, in one grouped
  * statement: the summary's `capacity` and List Clusters' `include=capacity`
- * both come from CLUSTER_CAPACITY_SQL, so the two can never disagree.
+ * both come from HEALTH_COUNTS_COLUMNS, so the two can never disagree.
  *
  * - Requests and limits (the sync's precomputed effective values) count only
  *   pods not in Succeeded/Failed; a pod without a phase counts.
@@ -40,43 +40,42 @@ export interface ClusterHealthCounts {
   warning_events_1h: number;
 }
 
-// The node and pod figures are kept on the cluster row by the sync
-// (k8s_refresh_rollups, migrations/0005): only the past hour's warnings are
-// counted here, from their index.
-export const CLUSTER_CAPACITY_SQL = `
-  with warnings as (
-    select cluster_id, count(*) as warning_events_1h
-      from k8s_events
-     where cluster_id = any($1::uuid[])
-       and type = 'Warning'
-       and last_seen >= now() - interval '1 hour'
-     group by cluster_id
-  )
-  select c.id as cluster_id,
-         c.nodes_cpu_allocatable_millicores as cpu_allocatable_millicores,
-         c.pods_cpu_requested_millicores as cpu_requested_millicores,
-         c.pods_cpu_limits_millicores as cpu_limits_millicores,
-         c.nodes_cpu_used_millicores as cpu_used_millicores,
-         c.nodes_cpu_allocatable_reporting_millicores
-           as cpu_allocatable_reporting_millicores,
-         c.nodes_cpu_usage_nodes as cpu_usage_nodes,
-         c.nodes_mem_allocatable_bytes as mem_allocatable_bytes,
-         c.pods_mem_requested_bytes as mem_requested_bytes,
-         c.pods_mem_limits_bytes as mem_limits_bytes,
-         c.nodes_mem_used_bytes as mem_used_bytes,
-         c.nodes_mem_allocatable_reporting_bytes
-           as mem_allocatable_reporting_bytes,
-         c.nodes_mem_usage_nodes as mem_usage_nodes,
-         c.nodes_pods_allocatable as pods_allocatable,
-         c.pods_running,
-         c.node_count as nodes_total,
-         c.pods_not_running,
-         coalesce(w.warning_events_1h, 0) as warning_events_1h
+/**
+ * The health counts of a clusters row `c`, as select-list items. The node
+ * and pod figures are kept on the cluster row by the sync
+ * (k8s_refresh_rollups, migrations/0005): only the past hour's warnings are
+ * counted here, from their index.
+ */
+export const HEALTH_COUNTS_COLUMNS = `
+  c.id as cluster_id,
+  c.nodes_cpu_allocatable_millicores as cpu_allocatable_millicores,
+  c.pods_cpu_requested_millicores as cpu_requested_millicores,
+  c.pods_cpu_limits_millicores as cpu_limits_millicores,
+  c.nodes_cpu_used_millicores as cpu_used_millicores,
+  c.nodes_cpu_allocatable_reporting_millicores
+    as cpu_allocatable_reporting_millicores,
+  c.nodes_cpu_usage_nodes as cpu_usage_nodes,
+  c.nodes_mem_allocatable_bytes as mem_allocatable_bytes,
+  c.pods_mem_requested_bytes as mem_requested_bytes,
+  c.pods_mem_limits_bytes as mem_limits_bytes,
+  c.nodes_mem_used_bytes as mem_used_bytes,
+  c.nodes_mem_allocatable_reporting_bytes as mem_allocatable_reporting_bytes,
+  c.nodes_mem_usage_nodes as mem_usage_nodes,
+  c.nodes_pods_allocatable as pods_allocatable,
+  c.pods_running,
+  c.node_count as nodes_total,
+  c.pods_not_running,
+  (select count(*) from k8s_events e
+    where e.cluster_id = c.id
+      and e.type = 'Warning'
+      and e.last_seen >= now() - interval '1 hour') as warning_events_1h`;
+
+const CLUSTER_CAPACITY_SQL = `
+  select ${HEALTH_COUNTS_COLUMNS}
     from clusters c
-    left join warnings w on w.cluster_id = c.id
    where c.id = any($1::uuid[])`;
 
-type CapacityRow = CapacityBlock & {
+export type HealthCountsRow = CapacityBlock & {
   [column: string]: unknown;
   cluster_id: string;
   pods_not_running: number;
@@ -93,14 +92,35 @@ export async function listClusterHealthCounts(
 ): Promise<Map<string, ClusterHealthCounts>> {
   const counts = new Map<string, ClusterHealthCounts>();
   if (clusterIds.length === 0) return counts;
-  const rows = await query<CapacityRow>(db, CLUSTER_CAPACITY_SQL, [clusterIds]);
-  for (const {
-    cluster_id,
-    pods_not_running,
-    warning_events_1h,
-    ...capacity
-  } of rows) {
-    counts.set(cluster_id, { capacity, pods_not_running, warning_events_1h });
-  }
+  const rows = await query<HealthCountsRow>(db, CLUSTER_CAPACITY_SQL, [
+    clusterIds,
+  ]);
+  for (const row of rows) counts.set(row.cluster_id, toHealthCounts(row));
   return counts;
+}
+
+/** The health counts' columns of a row as the capacity block and counts. */
+export function toHealthCounts(row: HealthCountsRow): ClusterHealthCounts {
+  return {
+    capacity: {
+      cpu_allocatable_millicores: row.cpu_allocatable_millicores,
+      cpu_requested_millicores: row.cpu_requested_millicores,
+      cpu_limits_millicores: row.cpu_limits_millicores,
+      cpu_used_millicores: row.cpu_used_millicores,
+      cpu_allocatable_reporting_millicores:
+        row.cpu_allocatable_reporting_millicores,
+      cpu_usage_nodes: row.cpu_usage_nodes,
+      mem_allocatable_bytes: row.mem_allocatable_bytes,
+      mem_requested_bytes: row.mem_requested_bytes,
+      mem_limits_bytes: row.mem_limits_bytes,
+      mem_used_bytes: row.mem_used_bytes,
+      mem_allocatable_reporting_bytes: row.mem_allocatable_reporting_bytes,
+      mem_usage_nodes: row.mem_usage_nodes,
+      pods_allocatable: row.pods_allocatable,
+      pods_running: row.pods_running,
+      nodes_total: row.nodes_total,
+    },
+    pods_not_running: row.pods_not_running,
+    warning_events_1h: row.warning_events_1h,
+  };
 }

@@ -81,6 +81,24 @@ describe('local api server', () => {
     expect(response.body.data.id).toBe(clusterId);
   });
 
+  it('refuses a token it accepted before, once the token has expired', async () => {
+    // Prepare
+    const token = await api.token('alice@example.test', { ttlSeconds: 60 });
+    const first = await api.get(`/api/v1/clusters/${clusterId}`, token);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
+
+    try {
+      // Act
+      const later = await api.get(`/api/v1/clusters/${clusterId}`, token);
+
+      // Assess
+      expect(first.status).toBe(200);
+      expect(later.status).toBe(401);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it.each([
     [
       'an expired token',
