@@ -28,7 +28,6 @@ import { startApiServer } from '../infra/local/api-server.ts';
 import { AccessContext } from '../shared/auth/access.ts';
 import { listGrants } from '../shared/auth/grants.ts';
 import { signLocalToken } from '../shared/auth/local-jwt.ts';
-import { listClusterHealthCounts } from '../shared/clusters/capacity.ts';
 import { parseClusterListQuery } from '../shared/clusters/list-query.ts';
 import { listClusters } from '../shared/clusters/repo.ts';
 import { getClusterSummary } from '../shared/clusters/summary.ts';
@@ -311,12 +310,9 @@ async function explainReads(db: Db, clusterIds: readonly string[]) {
   for (const perPage of [20, 100]) {
     current = `clusters include=capacity, per_page=${perPage}`;
     const q = parseClusterListQuery(`include=capacity&per_page=${perPage}`);
-    // listClusterPage's two steps, on the recording connection.
-    const page = await listClusters(rec, scope, [q.filter], q.paging);
-    await listClusterHealthCounts(
-      rec,
-      page.items.map((item) => item.id),
-    );
+    await listClusters(rec, scope, [q.filter], q.paging, {
+      healthCounts: q.includeCapacity,
+    });
   }
   current = 'summary';
   await getClusterSummary(rec, cluster);

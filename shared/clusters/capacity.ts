@@ -1,7 +1,8 @@
 /**
- * The capacity block and health counts of a set of clusters, in one grouped
- * statement: the summary's `capacity` and List Clusters' `include=capacity`
- * both come from HEALTH_COUNTS_COLUMNS, so the two can never disagree.
+ * The capacity block and health counts of a cluster, as select-list items
+ * over its row: the summary's `capacity` and List Clusters'
+ * `include=capacity` both select HEALTH_COUNTS_COLUMNS, so the two can never
+ * disagree.
  *
  * - Requests and limits (the sync's precomputed effective values) count only
  *   pods not in Succeeded/Failed; a pod without a phase counts.
@@ -14,8 +15,6 @@
  * - warning_events_1h: Warning event objects last seen within the hour of
  *   the database's clock; repeats folded into one object count once.
  */
-import { type Queryable, query } from '../db/pool.ts';
-
 export interface CapacityBlock {
   cpu_allocatable_millicores: number;
   cpu_requested_millicores: number;
@@ -70,34 +69,12 @@ export const HEALTH_COUNTS_COLUMNS = `
       and e.type = 'Warning'
       and e.last_seen >= now() - interval '1 hour') as warning_events_1h`;
 
-const CLUSTER_CAPACITY_SQL = `
-  select ${HEALTH_COUNTS_COLUMNS}
-    from clusters c
-   where c.id = any($1::uuid[])`;
-
 export type HealthCountsRow = CapacityBlock & {
   [column: string]: unknown;
   cluster_id: string;
   pods_not_running: number;
   warning_events_1h: number;
 };
-
-/**
- * The capacity and health counts of each of `clusterIds` that still exists
- * (a cluster deleted meanwhile is simply missing from the map).
- */
-export async function listClusterHealthCounts(
-  db: Queryable,
-  clusterIds: readonly string[],
-): Promise<Map<string, ClusterHealthCounts>> {
-  const counts = new Map<string, ClusterHealthCounts>();
-  if (clusterIds.length === 0) return counts;
-  const rows = await query<HealthCountsRow>(db, CLUSTER_CAPACITY_SQL, [
-    clusterIds,
-  ]);
-  for (const row of rows) counts.set(row.cluster_id, toHealthCounts(row));
-  return counts;
-}
 
 /** The health counts' columns of a row as the capacity block and counts. */
 export function toHealthCounts(row: HealthCountsRow): ClusterHealthCounts {

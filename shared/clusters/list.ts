@@ -1,7 +1,8 @@
 /**
  * The cluster lists' one domain function: a scoped page of clusters, with
- * each item's capacity and health counts when asked (one grouped statement
- * for exactly the page's clusters, after the tenant scope was applied).
+ * each item's capacity and health counts when asked (read by the same
+ * statement, for exactly the page's clusters, after the tenant scope was
+ * applied).
  */
 import {
   type AccessContext,
@@ -12,7 +13,6 @@ import type { Db } from '../db/pool.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { isUuid } from '../http/ids.ts';
 import type { PageMeta } from '../http/paging.ts';
-import { listClusterHealthCounts } from './capacity.ts';
 import type { ClusterListQuery } from './list-query.ts';
 import {
   type ClusterListFilter,
@@ -26,20 +26,9 @@ export async function listClusterPage(
   query: ClusterListQuery,
   within: ClusterListFilter = {},
 ): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
-  const page = await listClusters(
-    db,
-    scope,
-    [within, query.filter],
-    query.paging,
-  );
-  if (!query.includeCapacity) return page;
-  const counts = await listClusterHealthCounts(
-    db,
-    page.items.map((item) => item.id),
-  );
-  // A cluster deleted between the two reads keeps its item, without counts.
-  const items = page.items.map((item) => ({ ...item, ...counts.get(item.id) }));
-  return { items, meta: page.meta };
+  return listClusters(db, scope, [within, query.filter], query.paging, {
+    healthCounts: query.includeCapacity,
+  });
 }
 
 /**

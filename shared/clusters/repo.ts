@@ -13,6 +13,11 @@ import {
   pageMeta,
 } from '../http/paging.ts';
 import { containsPattern } from '../http/search.ts';
+import {
+  HEALTH_COUNTS_COLUMNS,
+  type HealthCountsRow,
+  toHealthCounts,
+} from './capacity.ts';
 
 export const CLUSTER_STATUSES = [
   'healthy',
@@ -109,11 +114,38 @@ const LIST_COLUMNS = `c.id, c.asset_id, c.client_id, c.environment_id,
  * The clusters inside `scope` matching every filter (each narrows, none
  * widens), ordered by name, one page of them, and the total.
  */
+/** A list row as its item, field by field (no spread: see withMeta). */
+function toListItem(row: ClusterListItem): ClusterListItem {
+  return {
+    id: row.id,
+    asset_id: row.asset_id,
+    client_id: row.client_id,
+    environment_id: row.environment_id,
+    name: row.name,
+    display_name: row.display_name,
+    slug: row.slug,
+    version: row.version,
+    platform: row.platform,
+    status: row.status,
+    agent_status: row.agent_status,
+    node_count: row.node_count,
+    namespace_count: row.namespace_count,
+    workload_count: row.workload_count,
+    last_seen_at: row.last_seen_at,
+  };
+}
+
+/**
+ * A scoped page of clusters by name. With `healthCounts`, each item also
+ * carries its capacity block and health counts, read by the same statement
+ * for the page's clusters only.
+ */
 export async function listClusters(
   db: Queryable,
   scope: Scope,
   filters: readonly ClusterListFilter[],
   paging: Paging,
+  options: { healthCounts?: boolean } = {},
 ): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
   const params = new SqlParams();
   const where = [
@@ -141,13 +173,23 @@ export async function listClusters(
   const condition = where.join(' and ');
   const limit = params.add(paging.perPage);
   const offset = params.add(offsetOf(paging));
-  const rows = await query<ClusterListItem & { total: number }>(
+  // The page first, then its columns: the health counts' per-cluster
+  // warning count runs for the page's clusters only.
+  const rows = await query<
+    ClusterListItem & HealthCountsRow & { total: number }
+  >(
     db,
-    `select ${LIST_COLUMNS}, count(*) over () as total
-       from clusters c
-      where ${condition}
-      order by lower(c.name), c.id
-      limit ${limit} offset ${offset}`,
+    `with page as (
+       select c.*, count(*) over () as total
+         from clusters c
+        where ${condition}
+        order by lower(c.name), c.id
+        limit ${limit} offset ${offset})
+     select ${LIST_COLUMNS},
+            ${options.healthCounts ? `${HEALTH_COUNTS_COLUMNS},` : ''}
+            c.total
+       from page c
+      order by lower(c.name), c.id`,
     params.values,
   );
   let total = rows[0]?.total;
@@ -160,8 +202,14 @@ export async function listClusters(
     );
     total = counted[0]?.total ?? 0;
   }
-  const items = rows.map(
-    ({ total: _total, ...item }) => item as ClusterListItem,
-  );
+  const items = rows.map((row) => {
+    const item = toListItem(row);
+    if (!options.healthCounts) return item;
+    const counts = toHealthCounts(row);
+    item.capacity = counts.capacity;
+    item.pods_not_running = counts.pods_not_running;
+    item.warning_events_1h = counts.warning_events_1h;
+    return item;
+  });
   return { items, meta: pageMeta(total, paging) };
 }

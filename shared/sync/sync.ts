@@ -8,7 +8,7 @@
  * Kinds missing from the message were not collected: they are neither
  * written nor pruned.
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
 import { clampSnapshotTime } from '../changes/rules.ts';
 import {
@@ -112,7 +112,7 @@ const NUL_ESCAPE = /(?<!\\)\\u0000/g;
  * Bumped whenever a kind's mapping to its table changes, so that every row is
  * rewritten once in the new shape instead of being taken as unchanged.
  */
-const ROW_SHAPE_VERSION = '1';
+const ROW_SHAPE_VERSION = '2';
 
 /** One incoming row with its digest; mapped to its table shape only if changed. */
 interface IncomingRow {
@@ -132,10 +132,13 @@ function digestRows(
 ): Map<string, IncomingRow> {
   const incoming = new Map<string, IncomingRow>();
   for (const wire of rows) {
-    const hash = createHash('md5')
-      .update(ROW_SHAPE_VERSION)
-      .update(JSON.stringify(withoutFacts(wire)))
-      .digest('base64');
+    // SHA-1 as a change detector, not a signature: one call per row, and
+    // the fastest digest node:crypto has here (half of MD5's time).
+    const hash = digest(
+      'sha1',
+      ROW_SHAPE_VERSION + JSON.stringify(withoutFacts(wire)),
+      'base64',
+    );
     const key = naturalKey(def, wire as DbRow);
     // A duplicate key would make ON CONFLICT touch one row twice: last wins.
     incoming.set(key, { key, hash, wire });
@@ -155,13 +158,27 @@ function withoutFacts(wire: unknown): unknown {
   return wire;
 }
 
-/** A changed row as the JSON element the upsert receives. */
-function rowJson(def: KindDefinition, row: IncomingRow, extra?: DbRow): string {
+/** A changed row as the upsert receives it: its table shape and digest. */
+function changedRow(
+  def: KindDefinition,
+  row: IncomingRow,
+  extra?: DbRow,
+): DbRow {
   const mapped = def.toRow(row.wire as never);
-  // PostgreSQL text cannot hold NUL; dropping it beats refusing a cluster.
-  const json = JSON.stringify(extra ? { ...mapped, ...extra } : mapped);
-  const body = json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json;
-  return `{"content_hash":"${row.hash}",${body.slice(1)}`;
+  mapped.content_hash = row.hash;
+  if (extra) Object.assign(mapped, extra);
+  return mapped;
+}
+
+/**
+ * The changed rows of a kind as one JSON array, stringified in one go (a
+ * large cluster's pods are ~9 MB: joining per-row strings cost as much
+ * again). PostgreSQL text cannot hold NUL; dropping it beats refusing a
+ * cluster.
+ */
+function rowsJson(rows: readonly DbRow[]): string {
+  const json = JSON.stringify(rows);
+  return json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json;
 }
 
 /**
@@ -399,7 +416,7 @@ async function applyKinds(
     }
     const prepared = digestRows(def, rows);
     const storedRows = storedByKind.get(kind) ?? new Map<string, StoredRow>();
-    const changed: string[] = [];
+    const changed: DbRow[] = [];
     let added = 0;
     for (const row of prepared.values()) {
       const before = storedRows.get(row.key);
@@ -409,7 +426,7 @@ async function applyKinds(
         kind === 'workloads' && !before
           ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
           : undefined;
-      changed.push(rowJson(def, row, extra));
+      changed.push(changedRow(def, row, extra));
     }
     const gone: string[] = [];
     for (const [key, row] of storedRows) {
@@ -419,7 +436,7 @@ async function applyKinds(
 
     const write = async () => {
       if (changed.length > 0) {
-        await upsertRows(tx, kind, cluster.id, `[${changed.join(',')}]`);
+        await upsertRows(tx, kind, cluster.id, rowsJson(changed));
       }
       if (kind === 'nodes') {
         const nodes = inventory.nodes ?? [];
