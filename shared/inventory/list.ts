@@ -59,6 +59,12 @@ export interface ListDefinition<R extends z.ZodObject = z.ZodObject> {
   readonly where?: string;
   /** Child reads: scope name to the column holding the parent's id. */
   readonly scopes?: Readonly<Record<string, string>>;
+  /**
+   * The columns of a covering index holding every column the filters, sort
+   * keys and tie-breaks read. A search then matches the cluster's rows once,
+   * through that index, for both the total and the page.
+   */
+  readonly pageKeyColumns?: readonly string[];
 }
 
 /** Ties under a sort are broken by these, so pages never overlap. */
@@ -192,15 +198,25 @@ export function buildListQuery(
   const order = orderClause(definition, input.sort);
   values.push(input.paging.perPage, input.paging.offset);
   const limit = `limit $${values.length - 1} offset $${values.length}`;
+  // A search pattern is costly to test (ILIKE folds case row by row): with
+  // a covering index, the matches are found once and both reads use them.
+  const matchOnce =
+    input.search !== undefined && definition.pageKeyColumns !== undefined;
+  const keysFrom = matchOnce ? 'from matched' : from;
   return {
     text: [
+      ...(matchOnce
+        ? [
+            `with matched as materialized (select ${definition.pageKeyColumns?.join(', ')} ${from})`,
+          ]
+        : []),
       'select page.*, total.n as total_count',
-      `from (select count(*) as n ${from}) total`,
+      `from (select count(*) as n ${keysFrom}) total`,
       'left join lateral (',
       `  select ${columnsOf(definition.record)}, keys.position`,
       '  from (',
       `    select id as page_id, row_number() over (order by ${order}) as position`,
-      `    ${from}`,
+      `    ${keysFrom}`,
       `    order by ${order}`,
       `    ${limit}`,
       '  ) keys',

@@ -125,6 +125,22 @@ export const LISTS = {
     },
     defaultOrder: usualOrder,
     scopes: { node: 'node_id', workload: 'workload_id' },
+    // idx_k8s_pods_list (migrations/0005).
+    pageKeyColumns: [
+      'namespace',
+      'name',
+      'id',
+      'phase',
+      'ready_containers',
+      'restart_count',
+      'cpu_requests_millicores',
+      'memory_requests_bytes',
+      'node_name',
+      'started_at',
+      'created_at',
+      'node_id',
+      'workload_id',
+    ],
   },
   services: {
     table: 'k8s_services',

@@ -3,6 +3,7 @@ import { InvalidParamError } from '../../../shared/errors.ts';
 import {
   buildListQuery,
   columnsOf,
+  type ListDefinition,
   orderClause,
   parseListQuery,
 } from '../../../shared/inventory/list.ts';
@@ -12,6 +13,37 @@ const clusterId = '0b9f3c1e-3d7a-4f0e-9a51-2f6c8d1e4b7a';
 const firstPage = { page: 1, perPage: 50, offset: 0 };
 
 describe('list definitions', () => {
+  it('name every column a search reads among its page key columns', () => {
+    // Prepare: the identifiers in every expression the keys query reads.
+    const identifiers = (sql: string) =>
+      (sql.match(/[a-z_][a-z0-9_]*/g) ?? []).filter(
+        (word) => !['coalesce', 'nulls', 'last'].includes(word),
+      );
+    const withKeys = Object.entries(LISTS).filter(
+      ([, list]) => 'pageKeyColumns' in list,
+    );
+
+    // Act & Assess
+    expect(withKeys.map(([name]) => name)).toEqual(['pods']);
+    for (const [, list] of withKeys) {
+      const definition = list as ListDefinition;
+      const read = [
+        ...Object.values(definition.sortKeys).flatMap((key) =>
+          key.exprs.flatMap(identifiers),
+        ),
+        ...Object.values(definition.filters).map((filter) => filter.column),
+        ...Object.values(definition.scopes ?? {}),
+        ...definition.defaultOrder,
+        'namespace',
+        'name',
+        'id',
+      ];
+      expect(definition.pageKeyColumns).toEqual(
+        expect.arrayContaining([...new Set(read)]),
+      );
+    }
+  });
+
   it('allow exactly the spec sort keys for each list', () => {
     // Act & Assess
     expect({
@@ -134,11 +166,14 @@ describe('buildListQuery', () => {
     expect(statement.text).not.toContain("x'");
     const where =
       "where cluster_id = $1 and namespace = $2 and phase = $3 and (name ilike $4 escape '\\' or namespace ilike $4 escape '\\')";
+    // A search matches once (pods have a covering index for their keys).
+    expect(statement.text).toContain(`id, phase, ready_containers`);
+    expect(statement.text).toContain(`from k8s_pods ${where})`);
     expect(statement.text).toContain(
-      `select count(*) as n from k8s_pods ${where}) total`,
+      'select count(*) as n from matched) total',
     );
     expect(statement.text).toContain(
-      `order by cpu_requests_millicores desc nulls last, namespace, name, id\n    limit $5 offset $6`,
+      `from matched\n    order by cpu_requests_millicores desc nulls last, namespace, name, id\n    limit $5 offset $6`,
     );
     expect(statement.values).toEqual([
       clusterId,
@@ -148,6 +183,21 @@ describe('buildListQuery', () => {
       10,
       10,
     ]);
+  });
+
+  it('counts straight from the table when nothing is searched', () => {
+    // Act
+    const statement = buildListQuery(
+      LISTS.pods,
+      clusterId,
+      parseListQuery(LISTS.pods, { namespace: 'shop' }),
+    );
+
+    // Assess
+    expect(statement.text).not.toContain('matched');
+    expect(statement.text).toContain(
+      'select count(*) as n from k8s_pods where cluster_id = $1 and namespace = $2) total',
+    );
   });
 
   it('narrows a child read by the scope column', () => {
