@@ -7,7 +7,9 @@
  * Each scenario sends a fixed number of requests from 8 concurrent loops
  * over keep-alive HTTP, after a warm-up, to clusters (or list pages) picked
  * at random, and reports p50, p99, requests/s, failures (any status but 200)
- * and whether p99 is within the 50 ms target.
+ * and whether p99 is within the 50 ms target. The requests come from a load
+ * client in its own process (bench/api-load.ts), as a real client's would:
+ * it shares the machine's two cores, not the server's event loop.
  *
  * Last, EXPLAIN (ANALYZE, BUFFERS) of the statements behind the slow reads,
  * recorded from the domain functions themselves (so the text and the values
@@ -19,9 +21,10 @@
  * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`, and
  * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server).
  */
+
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '../infra/local/api-server.ts';
@@ -39,6 +42,7 @@ import { listNodeCapacity } from '../shared/inventory/nodes.ts';
 import { parseQueryString } from '../shared/inventory/params.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
+import type { LoadBatch, LoadResult } from './api-load.ts';
 import { benchDatabase, median, ms, percentile } from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
@@ -138,25 +142,6 @@ async function seed(db: Db, tenants: readonly Tenant[]): Promise<number[]> {
 
 // ------------------------------------------------------------------ load
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
-/** One GET, the body read to its end; resolves with the status (0: failed). */
-function get(url: string, token: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { agent, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-        res.resume();
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 interface Scenario {
   name: string;
   /** A fresh request path (random cluster or page) per call. */
@@ -170,32 +155,42 @@ interface Measured {
   wallMs: number;
 }
 
+/** The load client's process (bench/api-load.ts). */
+function startLoadClient(): ChildProcess {
+  return fork(new URL('./api-load.ts', import.meta.url), {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+/** Sends `count` requests of a scenario from the load client. */
 async function run(
+  client: ChildProcess,
   baseUrl: string,
   token: string,
   scenario: Scenario,
   count: number,
 ): Promise<Measured> {
-  const latencies: number[] = [];
-  const failures = new Map<number, number>();
-  let next = 0;
-  const loop = async () => {
-    while (next < count) {
-      next += 1;
-      const url = `${baseUrl}${scenario.path()}`;
-      const started = performance.now();
-      const status = await get(url, token);
-      latencies.push(performance.now() - started);
-      if (status !== 200) failures.set(status, (failures.get(status) ?? 0) + 1);
-    }
+  const batch: LoadBatch = {
+    baseUrl,
+    token,
+    paths: Array.from({ length: count }, () => scenario.path()),
+    concurrency: CONCURRENCY,
   };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
+  const result = new Promise<LoadResult>((resolve, reject) => {
+    client.once('message', (message) => resolve(message as LoadResult));
+    client.once('exit', (code) =>
+      reject(new Error(`load client exited (${code})`)),
+    );
+  });
+  client.send(batch);
+  const { latencies, failures, wallMs } = await result;
+  client.removeAllListeners('exit');
   return {
     name: scenario.name,
     latencies,
-    failures,
-    wallMs: performance.now() - started,
+    failures: new Map(failures),
+    wallMs,
   };
 }
 
@@ -381,6 +376,7 @@ async function main(): Promise<void> {
   const { db } = bench;
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
   let server: Awaited<ReturnType<typeof startApiServer>> | undefined;
+  let client: ChildProcess | undefined;
   try {
     console.log(
       `api benchmark: ${CLUSTERS} medium clusters, ${CONCURRENCY} concurrent loops, ${REQUESTS} requests per scenario after ${WARMUP} warm-up`,
@@ -423,6 +419,8 @@ async function main(): Promise<void> {
     ).map((r) => r.id);
 
     server = await startApiServer({ port: 0, db, dataDir });
+    const loadClient = startLoadClient();
+    client = loadClient;
     const token = await signLocalToken(server.jwtKey, {
       email: EMAIL,
       sub: 'bench:reader',
@@ -460,8 +458,10 @@ async function main(): Promise<void> {
     const results: Measured[] = [];
     const loadBefore = loadAverage();
     for (const scenario of scenarios) {
-      await run(server.url, token, scenario, WARMUP);
-      results.push(await run(server.url, token, scenario, REQUESTS));
+      await run(loadClient, server.url, token, scenario, WARMUP);
+      results.push(
+        await run(loadClient, server.url, token, scenario, REQUESTS),
+      );
       log(`  measured ${scenario.name} (load ${loadAverage()})`);
     }
     const loadAfter = loadAverage();
@@ -482,7 +482,7 @@ async function main(): Promise<void> {
     for (const plan of explained.plans) console.log(`${plan}\n`);
   } finally {
     await server?.close();
-    agent.destroy();
+    client?.kill();
     await rm(dataDir, { recursive: true, force: true });
     // Kept only on DATABASE_URL's server: an embedded one stops with us.
     if (KEEP && process.env.DATABASE_URL) {

@@ -376,6 +376,62 @@ const SPAN_OF: Partial<Record<KindKey, string>> = {
   workloads: 'k8s.sync_workloads',
 };
 
+/** What a kind's write needs, worked out before any SQL runs for it. */
+interface PreparedKind {
+  /** The changed rows as the upsert's JSON; undefined when none changed. */
+  json: string | undefined;
+  received: number;
+  upserted: number;
+  /** Rows new to the cluster. */
+  added: number;
+  /** Ids of stored rows the snapshot no longer has. */
+  gone: string[];
+  stored: Map<string, StoredRow>;
+}
+
+/**
+ * Digests a kind's rows, compares them with the stored digests, and
+ * serializes the changed ones: pure computation, no SQL.
+ */
+function prepareKind(
+  kind: KindKey,
+  inventory: Inventory,
+  stored: Map<string, StoredRow> | undefined,
+  ctx: ApplyContext,
+): PreparedKind {
+  const def = KINDS[kind] as KindDefinition;
+  const rows: readonly unknown[] =
+    kind === 'events'
+      ? keptEvents(inventory.events ?? [], ctx.snapshotAt, ctx.retentionHours)
+      : (inventory[kind] ?? []);
+  const incoming = digestRows(def, rows);
+  const storedRows = stored ?? new Map<string, StoredRow>();
+  const changed: DbRow[] = [];
+  let added = 0;
+  for (const row of incoming.values()) {
+    const before = storedRows.get(row.key);
+    if (!before) added++;
+    if (before?.content_hash === row.hash) continue;
+    const extra =
+      kind === 'workloads' && !before
+        ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
+        : undefined;
+    changed.push(changedRow(def, row, extra));
+  }
+  const gone: string[] = [];
+  for (const [key, row] of storedRows) {
+    if (!incoming.has(key)) gone.push(row.id);
+  }
+  return {
+    json: changed.length > 0 ? rowsJson(changed) : undefined,
+    received: incoming.size,
+    upserted: changed.length,
+    added,
+    gone,
+    stored: storedRows,
+  };
+}
+
 /** Steps 3 to 16: upsert every collected kind, link nodes, prune, count. */
 async function applyKinds(
   tx: Tx,
@@ -404,39 +460,15 @@ async function applyKinds(
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
 
-  for (const kind of present) {
-    const def = KINDS[kind] as KindDefinition;
-    let rows: readonly unknown[] = inventory[kind] ?? [];
-    if (kind === 'events') {
-      rows = keptEvents(
-        inventory.events ?? [],
-        ctx.snapshotAt,
-        ctx.retentionHours,
-      );
-    }
-    const prepared = digestRows(def, rows);
-    const storedRows = storedByKind.get(kind) ?? new Map<string, StoredRow>();
-    const changed: DbRow[] = [];
-    let added = 0;
-    for (const row of prepared.values()) {
-      const before = storedRows.get(row.key);
-      if (!before) added++;
-      if (before?.content_hash === row.hash) continue;
-      const extra =
-        kind === 'workloads' && !before
-          ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
-          : undefined;
-      changed.push(changedRow(def, row, extra));
-    }
-    const gone: string[] = [];
-    for (const [key, row] of storedRows) {
-      if (!prepared.has(key)) gone.push(row.id);
-    }
-    prunable.set(kind, gone);
-
+  const prepare = (kind: KindKey) =>
+    prepareKind(kind, inventory, storedByKind.get(kind), ctx);
+  let next = present[0] === undefined ? undefined : prepare(present[0]);
+  for (const [index, kind] of present.entries()) {
+    const prepared = next as PreparedKind;
+    const storedRows = prepared.stored;
     const write = async () => {
-      if (changed.length > 0) {
-        await upsertRows(tx, kind, cluster.id, rowsJson(changed));
+      if (prepared.json !== undefined) {
+        await upsertRows(tx, kind, cluster.id, prepared.json);
       }
       if (kind === 'nodes') {
         const nodes = inventory.nodes ?? [];
@@ -462,19 +494,26 @@ async function applyKinds(
       }
     };
     const spanName = SPAN_OF[kind];
-    await (spanName ? ctx.span(spanName, write) : write());
+    // The upsert is on its way once write() returns: the next kind is
+    // mapped and serialized while the database writes this one.
+    const writing = spanName ? ctx.span(spanName, write) : write();
+    writing.catch(() => {}); // awaited below, even if preparing throws
+    const following = present[index + 1];
+    next = following === undefined ? undefined : prepare(following);
+    await writing;
 
-    if (added > 0) {
+    if (prepared.added > 0) {
       if (kind === 'namespaces') linkTargetsGained.add('namespace');
       if (kind === 'nodes') linkTargetsGained.add('node');
       if (kind === 'workloads') linkTargetsGained.add('workload');
     }
-    if (changed.length === prepared.size) allWritten.add(kind);
+    if (prepared.upserted === prepared.received) allWritten.add(kind);
+    prunable.set(kind, prepared.gone);
     kinds[kind] = {
-      received: prepared.size,
-      upserted: changed.length,
-      unchanged: prepared.size - changed.length,
-      pruned: gone.length,
+      received: prepared.received,
+      upserted: prepared.upserted,
+      unchanged: prepared.received - prepared.upserted,
+      pruned: prepared.gone.length,
     };
   }
 
