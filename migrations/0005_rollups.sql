@@ -54,7 +54,8 @@ alter table clusters
   add column nodes_mem_usage_nodes integer not null default 0;
 
 -- The summary's long-pending pods and not-ready workloads, read through
--- indexes instead of every pod and workload of the cluster.
+-- indexes instead of every pod and workload of the cluster (the not-ready
+-- workloads' whole answer is in theirs).
 create index idx_k8s_pods_pending
   on k8s_pods (cluster_id, (coalesce(pending_since, created_at)), namespace, name)
   where phase = 'Pending';
@@ -68,6 +69,7 @@ create index idx_k8s_pods_list on k8s_pods (cluster_id)
            started_at, created_at, node_id, workload_id);
 create index idx_k8s_workloads_not_ready
   on k8s_workloads (cluster_id)
+  include (id, kind, namespace, name, replicas_ready, replicas_desired)
   where coalesce(replicas_ready, 0) < replicas_desired;
 
 create function k8s_refresh_rollups(p_cluster uuid) returns void

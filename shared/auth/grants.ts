@@ -17,17 +17,39 @@ const LIST_GRANTS_SQL = `
     from user_grants
    where lower(email) = lower($1)`;
 
+/**
+ * The grants of the email in $1 as one JSON array (empty for none or a
+ * null email), for a statement that reads them beside something else.
+ */
+export const GRANTS_JSON_SQL = `
+  (select coalesce(json_agg(json_build_object(
+            'role', role, 'client_id', client_id,
+            'environment_id', environment_id)), '[]'::json)
+     from user_grants
+    where lower(email) = lower($1))`;
+
+export interface GrantRow {
+  role: string;
+  client_id: string;
+  environment_id: string | null;
+}
+
 /** Every grant of `email`; none for a caller without an email. */
 export async function listGrants(
   db: Queryable,
   email: string | undefined,
 ): Promise<Grant[]> {
   if (!email) return [];
-  const rows = await query<{
-    role: string;
-    client_id: string;
-    environment_id: string | null;
-  }>(db, LIST_GRANTS_SQL, [email]);
+  const rows = await query<GrantRow & Record<string, unknown>>(
+    db,
+    LIST_GRANTS_SQL,
+    [email],
+  );
+  return toGrants(rows);
+}
+
+/** Stored grant rows as grants. */
+export function toGrants(rows: readonly GrantRow[]): Grant[] {
   const grants: Grant[] = [];
   for (const row of rows) {
     // The check constraint makes this always true; a role dropped from code

@@ -3,9 +3,15 @@
  * (List Clusters and its client- and environment-scoped forms).
  */
 import type { Scope } from '../auth/access.ts';
+import {
+  GRANTS_JSON_SQL,
+  type Grant,
+  type GrantRow,
+  toGrants,
+} from '../auth/grants.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
-import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
+import { type Queryable, query, queryOne } from '../db/pool.ts';
 import {
   offsetOf,
   type PageMeta,
@@ -60,21 +66,40 @@ export interface ClusterRecord {
   [column: string]: unknown;
 }
 
-const FIND_CLUSTER_SQL = `
-  select id, asset_id, client_id, environment_id, agent_id, name,
-         display_name, slug, uid, version, platform, distribution,
-         api_server_url, cluster_cidr, service_cidr, dns_domain,
-         cloud_provider, cloud_region, cloud_account_id, status,
-         agent_status, agent_version, node_count, namespace_count,
-         workload_count, last_seen_at, collection, created_at, updated_at
-    from clusters
-   where id = $1`;
+const CLUSTER_RECORD_COLUMNS = `id, asset_id, client_id, environment_id,
+  agent_id, name, display_name, slug, uid, version, platform, distribution,
+  api_server_url, cluster_cidr, service_cidr, dns_domain, cloud_provider,
+  cloud_region, cloud_account_id, status, agent_status, agent_version,
+  node_count, namespace_count, workload_count, last_seen_at, collection,
+  created_at, updated_at`;
 
-export function findCluster(
+// $1 the caller's email (null for none), $2 the cluster id. One row always:
+// the cluster's columns are null when it does not exist.
+const FIND_CLUSTER_WITH_GRANTS_SQL = `
+  select ${GRANTS_JSON_SQL} as caller_grants, found.*
+    from (select 1) caller
+    left join (select ${CLUSTER_RECORD_COLUMNS} from clusters where id = $2) found
+      on true`;
+
+/**
+ * The caller's grants and a cluster, in one round trip: what every
+ * `/clusters/{clusterID}/...` request reads before its access checks.
+ */
+export async function findClusterWithGrants(
   db: Queryable,
   clusterId: string,
-): Promise<ClusterRecord | undefined> {
-  return queryMaybeOne<ClusterRecord>(db, FIND_CLUSTER_SQL, [clusterId]);
+  email: string | undefined,
+): Promise<{ grants: Grant[]; cluster: ClusterRecord | undefined }> {
+  const row = await queryOne<ClusterRecord & { caller_grants: GrantRow[] }>(
+    db,
+    FIND_CLUSTER_WITH_GRANTS_SQL,
+    [email || null, clusterId],
+  );
+  const { caller_grants: grantRows, ...cluster } = row;
+  return {
+    grants: toGrants(grantRows),
+    cluster: cluster.id === null ? undefined : (cluster as ClusterRecord),
+  };
 }
 
 /** One item of the clusters list. */

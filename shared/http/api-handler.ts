@@ -9,7 +9,7 @@
  *   permissions in some scope (RequireAnyPermissionInAnyScope), else 403.
  *
  * The handler then does the tenant check of what it reads (for a cluster:
- * loadClusterForRead, 404 before 403) and only after that validates its query
+ * checkClusterRead, 404 before 403) and only after that validates its query
  * parameters, so a 400 never confirms that something exists.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
@@ -19,10 +19,12 @@ import type {
 } from 'aws-lambda';
 import { AccessContext } from '../auth/access.ts';
 import { principalFromEvent } from '../auth/claims.ts';
-import { listGrants } from '../auth/grants.ts';
+import { type Grant, listGrants } from '../auth/grants.ts';
+import { type ClusterRecord, findClusterWithGrants } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { getDb } from './context.ts';
 import { httpErrors } from './error-middleware.ts';
+import { isUuid } from './ids.ts';
 import type { ApiResult } from './response.ts';
 import { type RouteDefinition, routes } from './routes.ts';
 
@@ -34,6 +36,11 @@ export interface ApiRequest {
   access: AccessContext;
   db: Db;
   route: RouteDefinition;
+  /**
+   * A cluster route's cluster, read with the caller's grants (null: no such
+   * cluster); not yet checked against them. Undefined on other routes.
+   */
+  cluster?: ClusterRecord | null;
 }
 
 export type ApiFunction = (request: ApiRequest) => Promise<ApiResult>;
@@ -41,15 +48,39 @@ export type ApiFunction = (request: ApiRequest) => Promise<ApiResult>;
 interface ApiContext extends Context {
   access?: AccessContext;
   db?: Db;
+  cluster?: ClusterRecord | null;
 }
 
-function authenticate(): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
+/**
+ * On a cluster route (`clusterParam` names its path parameter), the cluster
+ * is read in the same round trip as the grants; the checks stay the
+ * handler's, in their order.
+ */
+function authenticate(
+  clusterParam: string | undefined,
+): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
   return {
     name: 'authenticate',
     before: async (request) => {
       const principal = principalFromEvent(request.event);
       const db = await getDb();
-      const grants = await listGrants(db, principal.email);
+      const clusterId =
+        clusterParam === undefined
+          ? undefined
+          : request.event.pathParameters?.[clusterParam];
+      let grants: Grant[];
+      if (isUuid(clusterId)) {
+        const found = await findClusterWithGrants(
+          db,
+          clusterId,
+          principal.email,
+        );
+        grants = found.grants;
+        request.context.cluster = found.cluster ?? null;
+      } else {
+        grants = await listGrants(db, principal.email);
+        if (clusterParam !== undefined) request.context.cluster = null;
+      }
       request.context.db = db;
       request.context.access = new AccessContext(principal, grants);
     },
@@ -67,18 +98,25 @@ function routeGate(
   };
 }
 
-/** The Lambda handler of the route table entry `routeName`. */
-export function apiHandler(routeName: string, fn: ApiFunction) {
+/**
+ * The Lambda handler of the route table entry `routeName`. `clusterParam`:
+ * the path parameter holding the route's cluster id, read with the grants.
+ */
+export function apiHandler(
+  routeName: string,
+  fn: ApiFunction,
+  options: { clusterParam?: string } = {},
+) {
   const route = routes.find((entry) => entry.name === routeName);
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   if (!route) throw new Error(`no route named ${routeName} in the route table`);
   return middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(httpErrors())
-    .use(authenticate())
+    .use(authenticate(options.clusterParam))
     .use(routeGate(route))
     .handler(async (event, context) => {
-      const { access, db } = context;
+      const { access, db, cluster } = context;
       if (!access || !db) throw new Error('authenticate did not run');
-      return fn({ event, access, db, route });
+      return fn({ event, access, db, route, cluster });
     });
 }

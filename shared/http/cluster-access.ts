@@ -6,20 +6,17 @@
  * handler validate its query parameters.
  */
 import type { Permission } from '../auth/permissions.ts';
-import { type ClusterRecord, findCluster } from '../clusters/repo.ts';
+import type { ClusterRecord } from '../clusters/repo.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { type ApiRequest, apiHandler } from './api-handler.ts';
-import { isUuid } from './ids.ts';
 import { ok } from './response.ts';
 
-export async function loadClusterForRead(
-  request: Pick<ApiRequest, 'access' | 'db'>,
-  clusterId: string | undefined,
+export function checkClusterRead(
+  request: Pick<ApiRequest, 'access' | 'cluster'>,
   permission: Permission,
-): Promise<ClusterRecord> {
-  const cluster = isUuid(clusterId)
-    ? await findCluster(request.db, clusterId)
-    : undefined;
+): ClusterRecord {
+  // Read with the caller's grants (apiHandler's clusterParam).
+  const cluster = request.cluster ?? undefined;
   if (
     !cluster ||
     !request.access.hasAccessToEnvironment(
@@ -47,7 +44,7 @@ export type ClusterRead = (
 
 /**
  * The handler of a `/clusters/{clusterID}/...` route: the route gate, then
- * loadClusterForRead (404, 403), then `read`, which alone may look at the
+ * checkClusterRead (404, 403), then `read`, which alone may look at the
  * query string.
  */
 export function clusterReadHandler(
@@ -55,13 +52,13 @@ export function clusterReadHandler(
   read: ClusterRead,
   permission: Permission = 'assets:read',
 ) {
-  return apiHandler(routeName, async (request) => {
-    const cluster = await loadClusterForRead(
-      request,
-      request.event.pathParameters?.clusterID,
-      permission,
-    );
-    const { data, meta } = await read(request, cluster);
-    return ok(data, meta);
-  });
+  return apiHandler(
+    routeName,
+    async (request) => {
+      const cluster = checkClusterRead(request, permission);
+      const { data, meta } = await read(request, cluster);
+      return ok(data, meta);
+    },
+    { clusterParam: 'clusterID' },
+  );
 }
