@@ -88,8 +88,6 @@ export async function queryMaybeOne<R extends Row = Row>(
 }
 
 export interface TransactionOptions {
-  /** e.g. 'ISOLATION LEVEL REPEATABLE READ, READ ONLY' */
-  mode?: string;
   /**
    * A bound on the whole transaction in ms: the server enforces it per
    * statement and while idle, and the client rolls back when it passes, so a
@@ -121,7 +119,7 @@ export async function withTransaction<T>(
   let broken = false;
   let timer: NodeJS.Timeout | undefined;
   try {
-    await client.query(options.mode ? `BEGIN ${options.mode}` : 'BEGIN');
+    await client.query('BEGIN');
     const timeoutMs = options.timeoutMs;
     const settings: Record<string, string> = { ...options.settings };
     if (timeoutMs !== undefined) {
