@@ -99,7 +99,13 @@ const SUMMARY_SQL = `
       'succeeded', c.pods_succeeded,
       'failed', c.pods_failed,
       'unknown', c.pods_unknown) as pods,
-    c.pods_waiting_reasons as waiting,
+    -- Stored as jsonb, whose objects sort their keys: rebuilt reason first.
+    (select coalesce(json_agg(json_build_object(
+                       'reason', w.item ->> 'reason',
+                       'count', (w.item ->> 'count')::int)
+                     order by w.n), '[]')
+       from jsonb_array_elements(c.pods_waiting_reasons)
+            with ordinality as w(item, n)) as waiting,
     (select coalesce(json_agg(json_build_object(
                        'namespace', namespace, 'name', name,
                        'age_seconds', age_seconds)

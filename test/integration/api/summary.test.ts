@@ -139,6 +139,7 @@ describe('cluster summary', () => {
       { reason: 'ContainerCreating', count: 1 },
       { reason: 'Unknown', count: 1 },
     ]);
+    expect(Object.keys(summary.waiting[0] ?? {})).toEqual(['reason', 'count']);
     // worker-2 has been pending for 2 minutes only
     expect(summary.pending_long.map((p: { name: string }) => p.name)).toEqual([
       'pend-old',
