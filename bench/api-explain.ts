@@ -283,6 +283,8 @@ async function main() {
         statement.includes('$1') ? [CLUSTERS] : [],
       );
     }
+    // What a sync keeps beside the rows it writes (migration 0005).
+    await query(bench.db, 'select k8s_refresh_rollups(id) from clusters');
     const [counts] = await query<{ pods: number; events: number }>(
       bench.db,
       'select (select count(*) from k8s_pods) as pods, (select count(*) from k8s_events) as events',
