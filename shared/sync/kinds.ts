@@ -4,8 +4,9 @@
  * over this table; nothing else lists the kinds' columns.
  *
  * A mapped row holds only what the agent sent (plus values derived from it),
- * never ids: the digest of its JSON is the row's content_hash, so an
- * unchanged row maps to the same bytes every sync.
+ * never ids. The row's content_hash is a digest of the validated wire row
+ * (shared/sync/sync.ts), so a row is mapped only when it changed; a change
+ * to a mapping bumps ROW_SHAPE_VERSION there.
  */
 import { isIPv4 } from 'node:net';
 import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
