@@ -17,7 +17,8 @@
 -- - A namespace's pods are matched by name; restarts and counts cover every
 --   pod.
 -- - Waiting reasons count waiting containers (init containers included),
---   a missing reason as "Unknown": the 10 most frequent, then by reason.
+--   a missing reason as "Unknown": every reason, most frequent first, then
+--   by reason (the summary caps the list it returns).
 -- - Node usage: a node reports when its usage is above 0; used figures sum
 --   reporting nodes only and are null when none reports, paired with the
 --   allocatable of those same nodes.
@@ -185,9 +186,7 @@ language sql as $$
                               order by n desc, reason), '[]') as reasons
       from (select reason, count(*) as n
               from pods cross join lateral unnest(waiting) as reason
-             group by reason
-             order by n desc, reason
-             limit 10) r
+             group by reason) r
   ), counts as (
     select (select count(*) from by_ns) as namespaces,
            (select count(*) from k8s_workloads

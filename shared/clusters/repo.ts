@@ -135,10 +135,6 @@ const LIST_COLUMNS = `c.id, c.asset_id, c.client_id, c.environment_id,
   c.agent_status, c.node_count, c.namespace_count, c.workload_count,
   c.last_seen_at`;
 
-/**
- * The clusters inside `scope` matching every filter (each narrows, none
- * widens), ordered by name, one page of them, and the total.
- */
 /** A list row as its item, field by field (no spread: see withMeta). */
 function toListItem(row: ClusterListItem): ClusterListItem {
   return {
@@ -161,9 +157,10 @@ function toListItem(row: ClusterListItem): ClusterListItem {
 }
 
 /**
- * A scoped page of clusters by name. With `healthCounts`, each item also
- * carries its capacity block and health counts, read by the same statement
- * for the page's clusters only.
+ * The clusters inside `scope` matching every filter (each narrows, none
+ * widens), ordered by name, one page of them, and the total. With
+ * `healthCounts`, each item also carries its capacity block and health
+ * counts, read by the same statement for the page's clusters only.
  */
 export async function listClusters(
   db: Queryable,

@@ -104,8 +104,11 @@ const SUMMARY_SQL = `
                        'reason', w.item ->> 'reason',
                        'count', (w.item ->> 'count')::int)
                      order by w.n), '[]')
-       from jsonb_array_elements(c.pods_waiting_reasons)
-            with ordinality as w(item, n)) as waiting,
+       from (select item, n
+               from jsonb_array_elements(c.pods_waiting_reasons)
+                    with ordinality as r(item, n)
+              order by n
+              limit ${SUMMARY_LIMITS.waitingReasons}) w) as waiting,
     (select coalesce(json_agg(json_build_object(
                        'namespace', namespace, 'name', name,
                        'age_seconds', age_seconds)

@@ -334,9 +334,10 @@ export async function updateClusterAndAsset(
  * The figures the reads aggregate, kept beside the rows they describe:
  * per node (its pods' requests and limits), per namespace (pods, workloads,
  * services and their sums) and per cluster (node, namespace and workload
- * counts, pod phases, waiting reasons, node capacity and usage). One database function (migrations/0005) reads
- * the cluster's pods once and writes only what changed; run after the
- * prune, so every figure agrees with the stored rows.
+ * counts, pod phases, waiting reasons, node capacity and usage). One
+ * database function (migrations/0005) reads the cluster's pods once and
+ * writes only what changed; run after the prune, so every figure agrees
+ * with the stored rows.
  */
 export async function refreshRollups(
   tx: Queryable,

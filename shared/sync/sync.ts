@@ -109,8 +109,8 @@ export function slugify(name: string): string {
 const NUL_ESCAPE = /(?<!\\)\\u0000/g;
 
 /**
- * Bumped whenever a kind's mapping to its table changes, so that every row is
- * rewritten once in the new shape instead of being taken as unchanged.
+ * Bumped whenever a kind's mapping to its table or the digest changes, so
+ * that every row is rewritten once instead of being taken as unchanged.
  */
 const ROW_SHAPE_VERSION = '2';
 

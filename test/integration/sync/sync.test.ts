@@ -411,8 +411,7 @@ describe('syncInventory', () => {
       pods_pending: next.pods?.filter((p) => p.phase === 'Pending').length,
       pods_waiting_reasons: [...waiting]
         .map(([reason, count]) => ({ reason, count }))
-        .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1))
-        .slice(0, 10),
+        .sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1)),
     });
   });
 
