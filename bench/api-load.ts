@@ -3,7 +3,8 @@
  * is): bench/api.ts forks it once, then sends one batch of request paths
  * per scenario. It sends them from `concurrency` loops over keep-alive HTTP,
  * each response read to its end, and answers with every latency and the
- * count of each status other than 200 (0: the request failed).
+ * count of each status other than 200 (0: the request failed), and the
+ * CPU time it spent.
  */
 import { Agent, request } from 'node:http';
 
@@ -18,6 +19,8 @@ export interface LoadResult {
   latencies: number[];
   failures: [status: number, count: number][];
   wallMs: number;
+  /** This process's CPU time over the batch. */
+  cpuMs: number;
 }
 
 function get(agent: Agent, url: string, token: string): Promise<number> {
@@ -52,10 +55,17 @@ async function runBatch(batch: LoadBatch): Promise<LoadResult> {
     }
   };
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(Array.from({ length: batch.concurrency }, loop));
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
-  return { latencies, failures: [...failures], wallMs };
+  return {
+    latencies,
+    failures: [...failures],
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
 }
 
 process.on('message', (batch: LoadBatch) => {

@@ -19,12 +19,14 @@
  * Environment: BENCH_CLUSTERS (200), BENCH_REQUESTS per scenario (400),
  * BENCH_CONCURRENCY (8), BENCH_SEED_CONCURRENCY (2 syncs at a time),
  * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`, and
- * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server).
+ * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server),
+ * BENCH_REUSE=1 to measure a kept database again without re-seeding it
+ * (when it holds BENCH_CLUSTERS clusters; it is kept again afterwards).
  */
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '../infra/local/api-server.ts';
@@ -50,7 +52,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
 const VACUUM = process.env.BENCH_VACUUM === '1';
-const KEEP = process.env.BENCH_KEEP === '1';
+const REUSE = process.env.BENCH_REUSE === '1';
+const KEEP = REUSE || process.env.BENCH_KEEP === '1';
 /** Warm-up requests per scenario: a few per loop, not measured. */
 const WARMUP = CONCURRENCY * 5;
 const TARGET_P99_MS = 50;
@@ -153,6 +156,31 @@ interface Measured {
   latencies: number[];
   failures: Map<number, number>;
   wallMs: number;
+  /** CPU time over the scenario: where the machine's two cores went. */
+  cpuMs: { server: number; client: number; postgres: number };
+}
+
+/**
+ * CPU time used so far by the PostgreSQL processes on this machine (0 when
+ * the server runs elsewhere or there is no /proc), from utime and stime in
+ * /proc/PID/stat, in clock ticks of 10 ms (Linux's usual USER_HZ).
+ */
+async function postgresCpuMs(): Promise<number> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  let ticks = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // The command name is in parentheses and may hold spaces.
+    const close = stat.lastIndexOf(')');
+    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) {
+      continue;
+    }
+    // After ")": state is field 3; utime and stime are fields 14 and 15.
+    const fields = stat.slice(close + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
 
 /** The load client's process (bench/api-load.ts). */
@@ -183,19 +211,38 @@ async function run(
       reject(new Error(`load client exited (${code})`)),
     );
   });
+  const serverBefore = process.cpuUsage();
+  const postgresBefore = await postgresCpuMs();
   client.send(batch);
-  const { latencies, failures, wallMs } = await result;
+  const { latencies, failures, wallMs, cpuMs } = await result;
+  const server = process.cpuUsage(serverBefore);
+  const postgres = (await postgresCpuMs()) - postgresBefore;
   client.removeAllListeners('exit');
   return {
     name: scenario.name,
     latencies,
     failures: new Map(failures),
     wallMs,
+    cpuMs: {
+      server: (server.user + server.system) / 1000,
+      client: cpuMs,
+      postgres,
+    },
   };
 }
 
 function table(results: readonly Measured[]): string {
-  const header = ['scenario', 'p50', 'p99', 'req/s', 'failures', 'p99 ≤ 50 ms'];
+  const header = [
+    'scenario',
+    'p50',
+    'p99',
+    'req/s',
+    'failures',
+    'p99 ≤ 50 ms',
+    'CPU ms/req: server',
+    'client',
+    'postgres',
+  ];
   const rows = results.map((r) => {
     const p99 = percentile(r.latencies, 99);
     const failed = [...r.failures.values()].reduce((a, b) => a + b, 0);
@@ -209,6 +256,9 @@ function table(results: readonly Measured[]): string {
       ((r.latencies.length / r.wallMs) * 1000).toFixed(0),
       failed === 0 ? '0' : `${failed} (${detail})`,
       p99 <= TARGET_P99_MS ? 'yes' : 'NO',
+      ...[r.cpuMs.server, r.cpuMs.client, r.cpuMs.postgres].map((cpu) =>
+        (cpu / r.latencies.length).toFixed(1),
+      ),
     ];
   });
   const widths = header.map((h, i) =>
@@ -371,8 +421,44 @@ async function explainReads(db: Db, clusterIds: readonly string[]) {
 
 // ------------------------------------------------------------------ main
 
+/** Seeds the clusters, refreshes the statistics, grants the reader. */
+async function prepare(db: Db): Promise<void> {
+  const tenants = await createTenants(db);
+  const seedStart = performance.now();
+  const timings = await seed(db, tenants);
+  const seedMs = performance.now() - seedStart;
+  const [counts] = await query<Record<string, number>>(
+    db,
+    `select (select count(*) from clusters) as clusters,
+            (select count(*) from k8s_nodes) as nodes,
+            (select count(*) from k8s_pods) as pods,
+            (select count(*) from k8s_workloads) as workloads,
+            (select count(*) from k8s_events) as events,
+            pg_size_pretty(pg_total_relation_size('k8s_pods')) as pods_size`,
+  );
+  console.log(
+    `seeded in ${(seedMs / 1000).toFixed(1)} s (${SEED_CONCURRENCY} syncs at a time; one sync median ${ms(median(timings))}, p99 ${ms(percentile(timings, 99))}): ${JSON.stringify(counts)}`,
+  );
+  const analyzeStart = performance.now();
+  await query(db, VACUUM ? 'vacuum analyze' : 'analyze');
+  console.log(
+    `${VACUUM ? 'vacuum analyze' : 'analyze'}: ${ms(performance.now() - analyzeStart)}`,
+  );
+
+  for (const client of CLIENTS) {
+    await query(
+      db,
+      `insert into user_grants (email, role, client_id)
+       select $1, 'operator', id from clients where slug = $2`,
+      [EMAIL, client],
+    );
+  }
+}
+
 async function main(): Promise<void> {
-  const bench = await benchDatabase('k8s_inventory_bench_api');
+  const bench = await benchDatabase('k8s_inventory_bench_api', {
+    reuse: REUSE,
+  });
   const { db } = bench;
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
   let server: Awaited<ReturnType<typeof startApiServer>> | undefined;
@@ -384,34 +470,17 @@ async function main(): Promise<void> {
     console.log(
       `machine: ${availableParallelism()} CPUs; load average at start ${loadAverage()}`,
     );
-    const tenants = await createTenants(db);
-    const seedStart = performance.now();
-    const timings = await seed(db, tenants);
-    const seedMs = performance.now() - seedStart;
-    const [counts] = await query<Record<string, number>>(
+    const [held] = await query<{ n: number }>(
       db,
-      `select (select count(*) from clusters) as clusters,
-              (select count(*) from k8s_nodes) as nodes,
-              (select count(*) from k8s_pods) as pods,
-              (select count(*) from k8s_workloads) as workloads,
-              (select count(*) from k8s_events) as events,
-              pg_size_pretty(pg_total_relation_size('k8s_pods')) as pods_size`,
+      'select count(*)::int as n from clusters',
     );
-    console.log(
-      `seeded in ${(seedMs / 1000).toFixed(1)} s (${SEED_CONCURRENCY} syncs at a time; one sync median ${ms(median(timings))}, p99 ${ms(percentile(timings, 99))}): ${JSON.stringify(counts)}`,
-    );
-    const analyzeStart = performance.now();
-    await query(db, VACUUM ? 'vacuum analyze' : 'analyze');
-    console.log(
-      `${VACUUM ? 'vacuum analyze' : 'analyze'}: ${ms(performance.now() - analyzeStart)}`,
-    );
-
-    for (const client of CLIENTS) {
-      await query(
-        db,
-        `insert into user_grants (email, role, client_id)
-         select $1, 'operator', id from clients where slug = $2`,
-        [EMAIL, client],
+    if (held?.n === 0) {
+      await prepare(db);
+    } else if (held?.n === CLUSTERS) {
+      console.log(`reusing the kept database: ${CLUSTERS} clusters`);
+    } else {
+      throw new Error(
+        `the kept database holds ${held?.n} clusters, not ${CLUSTERS}: run without BENCH_REUSE`,
       );
     }
     const clusterIds = (

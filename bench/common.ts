@@ -16,7 +16,19 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-export async function benchDatabase(name: string): Promise<BenchDatabase> {
+export interface BenchDatabaseOptions {
+  /**
+   * Keep the database when it already exists on DATABASE_URL's server (it
+   * is migrated to the latest schema either way): a benchmark that checks
+   * it holds what it needs skips its seeding.
+   */
+  reuse?: boolean;
+}
+
+export async function benchDatabase(
+  name: string,
+  options: BenchDatabaseOptions = {},
+): Promise<BenchDatabase> {
   let adminUrl = process.env.DATABASE_URL;
   let stop: (() => Promise<void>) | undefined;
   let dir: string | undefined;
@@ -30,8 +42,13 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
     stop = server.stop;
   }
   const admin = createPool({ connectionString: adminUrl, max: 1 });
-  await query(admin, `drop database if exists ${name} with (force)`);
-  await query(admin, `create database ${name}`);
+  const exists =
+    (await query(admin, 'select 1 from pg_database where datname = $1', [name]))
+      .length > 0;
+  if (!(options.reuse && exists)) {
+    await query(admin, `drop database if exists ${name} with (force)`);
+    await query(admin, `create database ${name}`);
+  }
   const url = databaseUrl(adminUrl, name);
   await migrate(url, 'migrations');
   const db = createPool({ connectionString: url, max: 8 });

@@ -125,7 +125,8 @@ export const LISTS = {
     },
     defaultOrder: usualOrder,
     scopes: { node: 'node_id', workload: 'workload_id' },
-    // idx_k8s_pods_list (migrations/0005).
+    searchKey: 'search_key',
+    // idx_k8s_pods_list (migrations/0006).
     pageKeyColumns: [
       'namespace',
       'name',
@@ -140,6 +141,7 @@ export const LISTS = {
       'created_at',
       'node_id',
       'workload_id',
+      'search_key',
     ],
   },
   services: {

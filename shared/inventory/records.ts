@@ -3,8 +3,8 @@
  *
  * A record is the table's columns, snake_case as stored, minus the sync's
  * internal bookkeeping: content_hash (every table), spec_facts_hash
- * (workloads) and cluster_ip_v4 (services: a sort helper derived from
- * cluster_ip). The schema's keys are also the list of columns the store
+ * (workloads), cluster_ip_v4 (services: a sort helper derived from
+ * cluster_ip) and search_key (pods: what q is matched against). The schema's keys are also the list of columns the store
  * selects, so the shape and the SQL cannot drift apart. Timestamps are
  * RFC 3339 strings (or null); jsonb columns are returned as stored.
  */

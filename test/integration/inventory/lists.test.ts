@@ -305,6 +305,12 @@ const SEARCH_ROWS = [
   { namespace: 'beta-team', name: 'plain' },
 ] as const;
 
+/** Rows whose case folding goes beyond ASCII, and a pair a match must not span. */
+const FOLDING_ROWS = [
+  { namespace: 'straße', name: 'ÄRGER-Über' },
+  { namespace: 'ab', name: 'cd' },
+] as const;
+
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -358,6 +364,8 @@ describe('inventory lists', () => {
   let sortCluster: string;
   /** Holds the search fixture of every list. */
   let searchCluster: string;
+  /** Holds the case-folding fixture of every list. */
+  let foldingCluster: string;
   /** Holds nothing. */
   let emptyCluster: string;
 
@@ -367,8 +375,15 @@ describe('inventory lists', () => {
     const tenant = await createTenant(db);
     sortCluster = await createCluster(db, tenant);
     searchCluster = await createCluster(db, tenant);
+    foldingCluster = await createCluster(db, tenant);
     emptyCluster = await createCluster(db, tenant);
     for (const c of CASES) {
+      await insertRows(
+        db,
+        c.table,
+        foldingCluster,
+        FOLDING_ROWS.map((row, i) => ({ ...row, ...c.required?.(i) })),
+      );
       const sortRows = Array.from({ length: ROWS }, (_, i) => sortRow(c, i));
       await insertRows(db, c.table, sortCluster, sortRows);
       const searchRows = SEARCH_ROWS.map((row, i) => ({
@@ -496,6 +511,33 @@ describe('inventory lists', () => {
       ]);
     });
 
+    it('folds case as ILIKE does, beyond ASCII, and never matches across namespace and name', async () => {
+      // Prepare: what `name ilike p or namespace ilike p` finds, in this
+      // database's collation.
+      const ilike = async (q: string) =>
+        (
+          await db.query<{ name: string }>(
+            `select name from ${c.table}
+              where cluster_id = $1
+                and (name ilike $2 or namespace ilike $2)
+              order by name`,
+            [foldingCluster, `%${q}%`],
+          )
+        ).rows.map((row) => row.name);
+
+      for (const q of ['äRGER', 'über', 'STRAßE', 'ab', 'cd', 'bcd', 'b c']) {
+        // Act
+        const found = names(await c.run(db, foldingCluster, { q }));
+
+        // Assess
+        expect(found, q).toEqual(await ilike(q));
+      }
+      expect(names(await c.run(db, foldingCluster, { q: 'äRGER' }))).toEqual([
+        'ÄRGER-Über',
+      ]);
+      expect(names(await c.run(db, foldingCluster, { q: 'bcd' }))).toEqual([]);
+    });
+
     it('narrows the namespace filter and never widens it', async () => {
       // Act
       const narrowed = await c.run(db, searchCluster, {
@@ -593,6 +635,7 @@ describe('inventory lists', () => {
       expect(record).not.toHaveProperty('content_hash');
       expect(record).not.toHaveProperty('spec_facts_hash');
       expect(record).not.toHaveProperty('cluster_ip_v4');
+      expect(record).not.toHaveProperty('search_key');
       expect(record).not.toHaveProperty('total_count');
       expect(record).toMatchObject({
         id: expect.any(String),

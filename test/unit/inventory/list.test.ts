@@ -34,6 +34,9 @@ describe('list definitions', () => {
         ...Object.values(definition.filters).map((filter) => filter.column),
         ...Object.values(definition.scopes ?? {}),
         ...definition.defaultOrder,
+        ...(definition.searchKey === undefined
+          ? ['namespace', 'name']
+          : [definition.searchKey]),
         'namespace',
         'name',
         'id',
@@ -165,7 +168,7 @@ describe('buildListQuery', () => {
     // Assess
     expect(statement.text).not.toContain("x'");
     const where =
-      "where cluster_id = $1 and namespace = $2 and phase = $3 and (name ilike $4 escape '\\' or namespace ilike $4 escape '\\')";
+      "where cluster_id = $1 and namespace = $2 and phase = $3 and search_key like lower($4) escape '\\'";
     // A search matches once (pods have a covering index for their keys).
     expect(statement.text).toContain(`id, phase, ready_containers`);
     expect(statement.text).toContain(`from k8s_pods ${where})`);
