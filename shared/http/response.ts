@@ -11,6 +11,19 @@ const JSON_HEADERS = {
   'cache-control': 'no-store',
 };
 
+/**
+ * JSON text made elsewhere (PostgreSQL renders the inventory lists' pages),
+ * spliced into a response body as it is instead of parsed and serialized
+ * again. `T` is what the text holds.
+ */
+export class JsonText<T = unknown> {
+  constructor(readonly text: string) {}
+
+  parse(): T {
+    return JSON.parse(this.text) as T;
+  }
+}
+
 export function json(statusCode: number, body: unknown): ApiResult {
   return {
     statusCode,
@@ -21,6 +34,15 @@ export function json(statusCode: number, body: unknown): ApiResult {
 
 /** 200 with `data`, and `meta` when given. */
 export function ok(data: unknown, meta?: object): ApiResult {
+  if (data instanceof JsonText) {
+    const metaText =
+      meta === undefined ? '' : `,"meta":${JSON.stringify(meta)}`;
+    return {
+      statusCode: 200,
+      headers: { ...JSON_HEADERS },
+      body: `{"data":${data.text}${metaText}}`,
+    };
+  }
   return json(200, meta === undefined ? { data } : { data, meta });
 }
 

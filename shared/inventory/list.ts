@@ -12,8 +12,10 @@
  * know (a second check after parseSort's).
  */
 import type { z } from 'zod';
-import { type Queryable, query, type Row } from '../db/pool.ts';
+import { type Queryable, query } from '../db/pool.ts';
+import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
+import { sanitizeSecrets } from '../sanitize/secrets.ts';
 import {
   type FilterRule,
   type Paging,
@@ -25,6 +27,7 @@ import {
   type SortSpec,
   unknownSortKeyError,
 } from './params.ts';
+import { fieldRendering, sanitizedFields } from './records.ts';
 
 /** What a sort key compares: SQL expressions over the list's table. */
 export interface SortKey {
@@ -82,8 +85,9 @@ export interface ListMeta {
   per_page: number;
 }
 
+/** A page of records, rendered as JSON by PostgreSQL. */
 export interface ListPage<T> {
-  data: T[];
+  data: JsonText<T[]>;
   meta: ListMeta;
 }
 
@@ -122,6 +126,31 @@ export function columnsOf(
     .join(', ');
 }
 
+/** json_build_object takes at most 100 arguments: 50 keys and their values. */
+const MAX_RENDERED_KEYS = 50;
+
+/**
+ * SQL rendering one row of `table` as the record's JSON object: its keys in
+ * order, each the column of the same name, timestamps as toISOString writes
+ * them (UTC, milliseconds, "Z"; to_char truncates microseconds as the
+ * driver's Date does). Sanitized fields are left for Node (runList).
+ */
+export function renderRecord(record: z.ZodObject, table: string): string {
+  const entries = Object.entries(record.shape);
+  if (entries.length > MAX_RENDERED_KEYS) {
+    throw new Error(`a rendered record has at most ${MAX_RENDERED_KEYS} keys`);
+  }
+  const pairs = entries.map(([key, field]) => {
+    const column = `${table}.${key}`;
+    const value =
+      fieldRendering(field) === 'timestamp'
+        ? `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+        : column;
+    return `'${key}', ${value}`;
+  });
+  return `json_build_object(${pairs.join(', ')})`;
+}
+
 /** The ORDER BY clause for a sort, or the list's usual order. */
 export function orderClause(
   definition: ListDefinition,
@@ -145,12 +174,12 @@ export function orderClause(
 
 /**
  * One statement for a page and its total, so both come from one snapshot in
- * one round trip:
+ * one round trip, each record rendered as JSON by PostgreSQL:
  *
- *   select page.*, total.n as total_count
+ *   select page.data, total.n as total_count
  *   from (select count(*) ...) total
  *   left join lateral (
- *     select <record columns>, keys.position
+ *     select <record as JSON>::text as data, keys.position
  *     from (select id, row_number() over (order by O) as position
  *           ... order by O limit $a offset $b) keys
  *     join <table> on id = keys.id) page on true
@@ -162,8 +191,10 @@ export function orderClause(
  * every row of the cluster first. The page's keys are found first and its
  * rows read after, by id: a table with a covering index for its filters and
  * sort keys (pods) finds them without reading the cluster's wide rows, and
- * only the page's rows are fetched. A page past the end still returns the
- * total: one row whose page columns are null.
+ * only the page's rows are fetched. PostgreSQL writes their JSON, so Node
+ * neither parses nor serializes a row; it joins them (a json_agg would sort
+ * the rendered records again). A page past the end still returns the total:
+ * one row whose data is null.
  */
 export function buildListQuery(
   definition: ListDefinition,
@@ -218,10 +249,10 @@ export function buildListQuery(
             `with matched as materialized (select ${definition.pageKeyColumns?.join(', ')} ${from})`,
           ]
         : []),
-      'select page.*, total.n as total_count',
+      'select page.data, total.n as total_count',
       `from (select count(*) as n ${keysFrom}) total`,
       'left join lateral (',
-      `  select ${columnsOf(definition.record)}, keys.position`,
+      `  select ${renderRecord(definition.record, definition.table)}::text as data, keys.position`,
       '  from (',
       `    select id as page_id, row_number() over (order by ${order}) as position`,
       `    ${keysFrom}`,
@@ -272,16 +303,32 @@ export async function runList<R extends z.ZodObject>(
 ): Promise<ListPage<z.output<R>>> {
   const input = { ...parseListQuery(definition, params), scope };
   const statement = buildListQuery(definition, clusterId, input);
-  const rows = await query<Row & { total_count: number; position: unknown }>(
+  const rows = await query<{ data: string | null; total_count: number }>(
     db,
     statement.text,
     statement.values,
   );
-  const total = rows[0]?.total_count ?? 0;
+  const records = rows.flatMap((row) => (row.data === null ? [] : [row.data]));
   return {
-    data: rows
-      .filter((row) => row.position !== null)
-      .map((row) => definition.record.parse(row) as z.output<R>),
-    meta: { total, page: input.paging.page, per_page: input.paging.perPage },
+    data: new JsonText(sanitize(definition.record, `[${records.join(',')}]`)),
+    meta: {
+      total: rows[0]?.total_count ?? 0,
+      page: input.paging.page,
+      per_page: input.paging.perPage,
+    },
   };
+}
+
+/** The page's JSON with the record's sanitized fields sanitized. */
+function sanitize(record: z.ZodObject, json: string): string {
+  const fields = sanitizedFields(record);
+  if (fields.length === 0) return json;
+  const records = JSON.parse(json) as Record<string, unknown>[];
+  for (const item of records) {
+    for (const field of fields) {
+      const value = item[field];
+      if (typeof value === 'string') item[field] = sanitizeSecrets(value);
+    }
+  }
+  return JSON.stringify(records);
 }

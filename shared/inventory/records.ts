@@ -25,6 +25,32 @@ const time = z
   .nullable()
   .transform((value) => (value === null ? null : value.toISOString()));
 const requiredTime = z.date().transform((value) => value.toISOString());
+/** Secret-sanitized on every read (see shared/sanitize/secrets.ts). */
+const sanitizedText = z
+  .string()
+  .nullable()
+  .transform((value) => (value === null ? null : sanitizeSecrets(value)));
+
+/**
+ * How a field reaches the JSON when PostgreSQL renders a record (the
+ * inventory lists, shared/inventory/list.ts): as stored, except timestamps,
+ * which SQL formats as toISOString does, and sanitized text, which Node
+ * sanitizes after. The output matches the schema's.
+ */
+export type FieldRendering = 'stored' | 'timestamp' | 'sanitized';
+
+export function fieldRendering(field: z.ZodType): FieldRendering {
+  if (field === time || field === requiredTime) return 'timestamp';
+  if (field === sanitizedText) return 'sanitized';
+  return 'stored';
+}
+
+/** A record's fields that Node sanitizes after PostgreSQL renders it. */
+export function sanitizedFields(record: z.ZodObject): string[] {
+  return Object.entries(record.shape)
+    .filter(([, field]) => fieldRendering(field) === 'sanitized')
+    .map(([key]) => key);
+}
 
 /** Columns every namespaced kind shares, in table order. */
 const namespaced = {
@@ -190,11 +216,7 @@ export const eventRecord = z.object({
   ...namespaced,
   type: text,
   reason: text,
-  /** Secret-sanitized on every read (see shared/sanitize/secrets.ts). */
-  message: z
-    .string()
-    .nullable()
-    .transform((value) => (value === null ? null : sanitizeSecrets(value))),
+  message: sanitizedText,
   involved_kind: text,
   involved_name: text,
   involved_namespace: text,

@@ -70,7 +70,11 @@ describe('listEvents', () => {
     const result = await listEvents(db, clusterId, {});
 
     // Assess
-    expect(result.data.map((e) => e.name)).toEqual(['web.2', 'web.3', 'web.1']);
+    expect(result.data.parse().map((e) => e.name)).toEqual([
+      'web.2',
+      'web.3',
+      'web.1',
+    ]);
     expect(result.meta).toEqual({ total: 3, page: 1, per_page: 50 });
   });
 
@@ -79,7 +83,7 @@ describe('listEvents', () => {
     const result = await listEvents(db, clusterId, { type: 'Warning' });
 
     // Assess
-    expect(result.data.map((e) => e.name)).toEqual(['web.2', 'web.3']);
+    expect(result.data.parse().map((e) => e.name)).toEqual(['web.2', 'web.3']);
   });
 
   it('refuses an unknown type as bad_request', async () => {
@@ -97,7 +101,10 @@ describe('listEvents', () => {
     const result = await listEvents(db, clusterId, { type: 'Warning' });
 
     // Assess
-    const messages = result.data.map((e) => e.message).join('\n');
+    const messages = result.data
+      .parse()
+      .map((e) => e.message)
+      .join('\n');
     expect(messages).not.toContain('s3cr3t-value');
     expect(messages).not.toContain('hunter2');
     expect(messages).toContain('[REDACTED]');
@@ -113,8 +120,8 @@ describe('listEvents', () => {
     });
 
     // Assess
-    expect(first.data.map((e) => e.name)).toEqual(['web.2', 'web.3']);
-    expect(second.data.map((e) => e.name)).toEqual(['web.1']);
+    expect(first.data.parse().map((e) => e.name)).toEqual(['web.2', 'web.3']);
+    expect(second.data.parse().map((e) => e.name)).toEqual(['web.1']);
     expect(second.meta).toEqual({ total: 3, page: 2, per_page: 2 });
   });
 });

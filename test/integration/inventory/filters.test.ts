@@ -72,7 +72,7 @@ describe('inventory list filters', () => {
     });
 
     // Assess
-    expect(ascending.data.map((s) => s.cluster_ip)).toEqual([
+    expect(ascending.data.parse().map((s) => s.cluster_ip)).toEqual([
       '9.255.255.255',
       '10.0.0.2',
       '10.0.0.10',
@@ -81,7 +81,7 @@ describe('inventory list filters', () => {
       'None',
       null,
     ]);
-    expect(descending.data.map((s) => s.cluster_ip)).toEqual([
+    expect(descending.data.parse().map((s) => s.cluster_ip)).toEqual([
       'None',
       '2001:db8::10',
       '2001:db8::1',
@@ -101,11 +101,12 @@ describe('inventory list filters', () => {
     const all = await listWorkloads(db, clusterId, {});
 
     // Assess
-    expect(page.data.map((w) => `${w.namespace}/${w.kind}/${w.name}`)).toEqual([
-      'shop/StatefulSet/db',
-      'shop/StatefulSet/web',
-    ]);
-    expect(all.data.map((w) => `${w.namespace}/${w.kind}/${w.name}`)).toEqual([
+    expect(
+      page.data.parse().map((w) => `${w.namespace}/${w.kind}/${w.name}`),
+    ).toEqual(['shop/StatefulSet/db', 'shop/StatefulSet/web']);
+    expect(
+      all.data.parse().map((w) => `${w.namespace}/${w.kind}/${w.name}`),
+    ).toEqual([
       'ops/DaemonSet/agent',
       'ops/Deployment/web',
       'shop/Deployment/web',
@@ -122,9 +123,9 @@ describe('inventory list filters', () => {
     });
 
     // Assess
-    expect(page.data.map((w) => `${w.namespace}/${w.kind}/${w.name}`)).toEqual([
-      'shop/Deployment/web',
-    ]);
+    expect(
+      page.data.parse().map((w) => `${w.namespace}/${w.kind}/${w.name}`),
+    ).toEqual(['shop/Deployment/web']);
     expect(page.meta.total).toBe(1);
   });
 
@@ -138,10 +139,9 @@ describe('inventory list filters', () => {
 
     // Assess
     expect(running.meta.total).toBe(3);
-    expect(runningWeb.data.map((p) => `${p.namespace}/${p.name}`)).toEqual([
-      'ops/web-1',
-      'shop/web-1',
-    ]);
+    expect(
+      runningWeb.data.parse().map((p) => `${p.namespace}/${p.name}`),
+    ).toEqual(['ops/web-1', 'shop/web-1']);
   });
 
   it('filters jobs by kind', async () => {
@@ -149,7 +149,10 @@ describe('inventory list filters', () => {
     const page = await listJobs(db, clusterId, { kind: 'Job' });
 
     // Assess
-    expect(page.data.map((j) => j.name)).toEqual(['backup-2901', 'migrate']);
+    expect(page.data.parse().map((j) => j.name)).toEqual([
+      'backup-2901',
+      'migrate',
+    ]);
   });
 
   it('treats an empty filter value as no filter', async () => {

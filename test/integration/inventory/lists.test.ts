@@ -4,8 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../shared/db/pool.ts';
-import type { ListPage } from '../../../shared/inventory/list.ts';
 import {
+  columnsOf,
+  type ListDefinition,
+  type ListPage,
+} from '../../../shared/inventory/list.ts';
+import {
+  LISTS,
   type ListName,
   listEndpointSlices,
   listHpas,
@@ -351,10 +356,17 @@ function expectedIds(
 }
 
 function ids(page: ListPage<ApiRecord>): string[] {
-  return page.data.map((record) => record.id);
+  return page.data.parse().map((record) => record.id);
+}
+/** The page with its JSON parsed. */
+function parsed<T>(page: ListPage<T>) {
+  return { data: page.data.parse(), meta: page.meta };
 }
 function names(page: ListPage<ApiRecord>): string[] {
-  return page.data.map((record) => record.name).sort();
+  return page.data
+    .parse()
+    .map((record) => record.name)
+    .sort();
 }
 
 describe('inventory lists', () => {
@@ -403,7 +415,7 @@ describe('inventory lists', () => {
       const page = await c.run(db, sortCluster, { per_page: '500' });
 
       // Assess
-      const expected = [...page.data]
+      const expected = [...page.data.parse()]
         .sort(
           (a, b) =>
             c.usualOrder.reduce(
@@ -419,7 +431,9 @@ describe('inventory lists', () => {
 
     it('orders by every allowed key in both directions, nulls last, ties by namespace, name, id', async () => {
       // Prepare
-      const all = (await c.run(db, sortCluster, { per_page: '500' })).data;
+      const all = (
+        await c.run(db, sortCluster, { per_page: '500' })
+      ).data.parse();
       expect(Object.keys(c.keys)).toEqual(sortKeysOf(c.list));
 
       for (const [name, key] of Object.entries(c.keys)) {
@@ -430,7 +444,7 @@ describe('inventory lists', () => {
 
           // Assess
           expect(ids(page), sort).toEqual(expectedIds(all, key, descending));
-          const last = page.data.at(-1)!;
+          const last = page.data.parse().at(-1)!;
           const hasNull = all.some((r) => key.value(r)[0] === null);
           if (hasNull) expect(key.value(last)[0], sort).toBeNull();
         }
@@ -454,7 +468,7 @@ describe('inventory lists', () => {
 
         // Assess
         expect(pages.flatMap(ids), sort).toEqual(ids(whole));
-        expect(pages.map((p) => p.data.length)).toEqual([5, 5, 2]);
+        expect(pages.map((p) => p.data.parse().length)).toEqual([5, 5, 2]);
         expect(pages.map((p) => p.meta.total)).toEqual([ROWS, ROWS, ROWS]);
       }
     });
@@ -464,7 +478,7 @@ describe('inventory lists', () => {
       const page = await c.run(db, sortCluster, { page: '4', per_page: '5' });
 
       // Assess
-      expect(page).toEqual({
+      expect(parsed(page)).toEqual({
         data: [],
         meta: { total: ROWS, page: 4, per_page: 5 },
       });
@@ -555,7 +569,7 @@ describe('inventory lists', () => {
 
       // Assess
       expect(names(narrowed)).toEqual(['web-frontend']);
-      expect(none.data).toEqual([]);
+      expect(none.data.parse()).toEqual([]);
       expect(none.meta.total).toBe(0);
       expect(names(namespaceOnly)).toHaveLength(3);
     });
@@ -615,15 +629,46 @@ describe('inventory lists', () => {
       const sorted = await c.run(db, sortCluster, { per_page: '500' });
 
       // Assess
-      expect(empty).toEqual({
+      expect(parsed(empty)).toEqual({
         data: [],
         meta: { total: 0, page: 1, per_page: 50 },
       });
       expect(search.meta.total).toBe(SEARCH_ROWS.length);
-      expect(search.data.every((r) => r.cluster_id === searchCluster)).toBe(
-        true,
+      expect(
+        search.data.parse().every((r) => r.cluster_id === searchCluster),
+      ).toBe(true);
+      expect(
+        sorted.data.parse().every((r) => r.cluster_id === sortCluster),
+      ).toBe(true);
+    });
+
+    it('renders every record as its schema does, keys in order', async () => {
+      // Prepare: the rows as Node renders them, through the record schema.
+      const definition = LISTS[c.list] as ListDefinition;
+      const stored = await db.query(
+        `select ${columnsOf(definition.record)} from ${c.table}
+          where cluster_id = $1`,
+        [sortCluster],
       );
-      expect(sorted.data.every((r) => r.cluster_id === sortCluster)).toBe(true);
+      const expected = new Map(
+        stored.rows.map((row) => {
+          const record = definition.record.parse(row) as ApiRecord;
+          return [record.id, record];
+        }),
+      );
+
+      // Act
+      const page = await c.run(db, sortCluster, { per_page: '500' });
+
+      // Assess
+      const records = page.data.parse();
+      expect(records).toHaveLength(expected.size);
+      for (const record of records) {
+        expect(record).toStrictEqual(expected.get(record.id));
+        expect(Object.keys(record)).toEqual(
+          Object.keys(definition.record.shape),
+        );
+      }
     });
 
     it('returns records without the internal columns', async () => {
@@ -631,7 +676,7 @@ describe('inventory lists', () => {
       const page = await c.run(db, sortCluster, { per_page: '1' });
 
       // Assess
-      const record = page.data[0]!;
+      const record = page.data.parse()[0]!;
       expect(record).not.toHaveProperty('content_hash');
       expect(record).not.toHaveProperty('spec_facts_hash');
       expect(record).not.toHaveProperty('cluster_ip_v4');

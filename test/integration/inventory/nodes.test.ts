@@ -279,7 +279,7 @@ describe('inventory nodes', () => {
       const result = await listNodePods(db, clusterId, nodeA, {});
 
       // Assess
-      expect(result.data.map((p) => p.name)).toEqual([
+      expect(result.data.parse().map((p) => p.name)).toEqual([
         'done',
         'oom',
         'web-1',
@@ -298,7 +298,10 @@ describe('inventory nodes', () => {
       });
 
       // Assess
-      expect(result.data.map((p) => p.name)).toEqual(['web-1', 'web-2']);
+      expect(result.data.parse().map((p) => p.name)).toEqual([
+        'web-1',
+        'web-2',
+      ]);
       expect(result.meta.total).toBe(3);
     });
 

@@ -61,7 +61,7 @@ describe('inventory workloads', () => {
 
     // Assess
     const list = await listWorkloads(db, clusterId, {});
-    expect(result.data).toEqual(list.data[0]);
+    expect(result.data).toEqual(list.data.parse()[0]);
     expect(result.data).toMatchObject({
       id: workloadId,
       cluster_id: clusterId,
@@ -113,7 +113,7 @@ describe('inventory workloads', () => {
     const result = await listWorkloadPods(db, clusterId, workloadId, {});
 
     // Assess
-    expect(result.data.map((p) => p.name)).toEqual([
+    expect(result.data.parse().map((p) => p.name)).toEqual([
       'checkout-api-1',
       'checkout-api-2',
     ]);
@@ -128,7 +128,7 @@ describe('inventory workloads', () => {
     });
 
     // Assess
-    expect(result.data.map((p) => p.name)).toEqual(['checkout-api-2']);
+    expect(result.data.parse().map((p) => p.name)).toEqual(['checkout-api-2']);
     expect(result.meta.total).toBe(2);
   });
 
