@@ -15,6 +15,8 @@
  * - warning_events_1h: Warning event objects last seen within the hour of
  *   the database's clock; repeats folded into one object count once.
  */
+import { jsonObject } from '../db/json-sql.ts';
+
 export interface CapacityBlock {
   cpu_allocatable_millicores: number;
   cpu_requested_millicores: number;
@@ -40,34 +42,62 @@ export interface ClusterHealthCounts {
 }
 
 /**
- * The health counts of a clusters row `c`, as select-list items. The node
- * and pod figures are kept on the cluster row by the sync
- * (k8s_refresh_rollups, migrations/0005): only the past hour's warnings are
- * counted here, from their index.
+ * The capacity block of a clusters row `c`: its keys, in order, and the SQL
+ * of each. The node and pod figures are kept on the cluster row by the sync
+ * (k8s_refresh_rollups, migrations/0005).
  */
-export const HEALTH_COUNTS_COLUMNS = `
-  c.id as cluster_id,
-  c.nodes_cpu_allocatable_millicores as cpu_allocatable_millicores,
-  c.pods_cpu_requested_millicores as cpu_requested_millicores,
-  c.pods_cpu_limits_millicores as cpu_limits_millicores,
-  c.nodes_cpu_used_millicores as cpu_used_millicores,
-  c.nodes_cpu_allocatable_reporting_millicores
-    as cpu_allocatable_reporting_millicores,
-  c.nodes_cpu_usage_nodes as cpu_usage_nodes,
-  c.nodes_mem_allocatable_bytes as mem_allocatable_bytes,
-  c.pods_mem_requested_bytes as mem_requested_bytes,
-  c.pods_mem_limits_bytes as mem_limits_bytes,
-  c.nodes_mem_used_bytes as mem_used_bytes,
-  c.nodes_mem_allocatable_reporting_bytes as mem_allocatable_reporting_bytes,
-  c.nodes_mem_usage_nodes as mem_usage_nodes,
-  c.nodes_pods_allocatable as pods_allocatable,
-  c.pods_running,
-  c.node_count as nodes_total,
-  c.pods_not_running,
-  (select count(*) from k8s_events e
+const CAPACITY_FIELDS: ReadonlyArray<
+  readonly [key: keyof CapacityBlock, sql: string]
+> = [
+  ['cpu_allocatable_millicores', 'c.nodes_cpu_allocatable_millicores'],
+  ['cpu_requested_millicores', 'c.pods_cpu_requested_millicores'],
+  ['cpu_limits_millicores', 'c.pods_cpu_limits_millicores'],
+  ['cpu_used_millicores', 'c.nodes_cpu_used_millicores'],
+  [
+    'cpu_allocatable_reporting_millicores',
+    'c.nodes_cpu_allocatable_reporting_millicores',
+  ],
+  ['cpu_usage_nodes', 'c.nodes_cpu_usage_nodes'],
+  ['mem_allocatable_bytes', 'c.nodes_mem_allocatable_bytes'],
+  ['mem_requested_bytes', 'c.pods_mem_requested_bytes'],
+  ['mem_limits_bytes', 'c.pods_mem_limits_bytes'],
+  ['mem_used_bytes', 'c.nodes_mem_used_bytes'],
+  [
+    'mem_allocatable_reporting_bytes',
+    'c.nodes_mem_allocatable_reporting_bytes',
+  ],
+  ['mem_usage_nodes', 'c.nodes_mem_usage_nodes'],
+  ['pods_allocatable', 'c.nodes_pods_allocatable'],
+  ['pods_running', 'c.pods_running'],
+  ['nodes_total', 'c.node_count'],
+];
+
+/** Only the past hour's warnings are counted at read time, from their index. */
+const WARNING_EVENTS_1H_SQL = `(select count(*) from k8s_events e
     where e.cluster_id = c.id
       and e.type = 'Warning'
-      and e.last_seen >= now() - interval '1 hour') as warning_events_1h`;
+      and e.last_seen >= now() - interval '1 hour')`;
+
+/** The health counts of a clusters row `c`, as select-list items. */
+export const HEALTH_COUNTS_COLUMNS = [
+  'c.id as cluster_id',
+  ...CAPACITY_FIELDS.map(([key, sql]) => `${sql} as ${key}`),
+  'c.pods_not_running',
+  `${WARNING_EVENTS_1H_SQL} as warning_events_1h`,
+].join(',\n  ');
+
+/**
+ * The health counts of a clusters row `c` as JSON object fields (for
+ * jsonObject): `capacity`, `pods_not_running`, `warning_events_1h`, the
+ * same figures and shape as toHealthCounts gives.
+ */
+export const HEALTH_COUNTS_JSON_FIELDS: ReadonlyArray<
+  readonly [key: keyof ClusterHealthCounts, sql: string]
+> = [
+  ['capacity', jsonObject(CAPACITY_FIELDS)],
+  ['pods_not_running', 'c.pods_not_running'],
+  ['warning_events_1h', WARNING_EVENTS_1H_SQL],
+];
 
 export type HealthCountsRow = CapacityBlock & {
   [column: string]: unknown;

@@ -12,20 +12,15 @@ import {
 import type { Db } from '../db/pool.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { isUuid } from '../http/ids.ts';
-import type { PageMeta } from '../http/paging.ts';
 import type { ClusterListQuery } from './list-query.ts';
-import {
-  type ClusterListFilter,
-  type ClusterListItem,
-  listClusters,
-} from './repo.ts';
+import { type ClusterListFilter, listClusters } from './repo.ts';
 
 export async function listClusterPage(
   db: Db,
   scope: Scope,
   query: ClusterListQuery,
   within: ClusterListFilter = {},
-): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
+): ReturnType<typeof listClusters> {
   return listClusters(db, scope, [within, query.filter], query.paging, {
     healthCounts: query.includeCapacity,
   });

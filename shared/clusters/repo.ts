@@ -10,6 +10,7 @@ import {
   toGrants,
 } from '../auth/grants.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
+import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query, queryOne } from '../db/pool.ts';
 import {
@@ -18,11 +19,11 @@ import {
   type Paging,
   pageMeta,
 } from '../http/paging.ts';
+import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
 import {
-  HEALTH_COUNTS_COLUMNS,
-  type HealthCountsRow,
-  toHealthCounts,
+  type ClusterHealthCounts,
+  HEALTH_COUNTS_JSON_FIELDS,
 } from './capacity.ts';
 
 export const CLUSTER_STATUSES = [
@@ -102,7 +103,7 @@ export async function findClusterWithGrants(
   };
 }
 
-/** One item of the clusters list. */
+/** One item of the clusters list, as the response carries it. */
 export interface ClusterListItem {
   id: string;
   asset_id: string;
@@ -118,9 +119,12 @@ export interface ClusterListItem {
   node_count: number;
   namespace_count: number;
   workload_count: number;
-  last_seen_at: Date | null;
-  [column: string]: unknown;
+  /** RFC 3339. */
+  last_seen_at: string | null;
 }
+
+/** With include=capacity. */
+export type ClusterListItemWithCounts = ClusterListItem & ClusterHealthCounts;
 
 export interface ClusterListFilter {
   clientId?: string | undefined;
@@ -130,31 +134,26 @@ export interface ClusterListFilter {
   search?: string | undefined;
 }
 
-const LIST_COLUMNS = `c.id, c.asset_id, c.client_id, c.environment_id,
-  c.name, c.display_name, c.slug, c.version, c.platform, c.status,
-  c.agent_status, c.node_count, c.namespace_count, c.workload_count,
-  c.last_seen_at`;
-
-/** A list row as its item, field by field (no spread: see withMeta). */
-function toListItem(row: ClusterListItem): ClusterListItem {
-  return {
-    id: row.id,
-    asset_id: row.asset_id,
-    client_id: row.client_id,
-    environment_id: row.environment_id,
-    name: row.name,
-    display_name: row.display_name,
-    slug: row.slug,
-    version: row.version,
-    platform: row.platform,
-    status: row.status,
-    agent_status: row.agent_status,
-    node_count: row.node_count,
-    namespace_count: row.namespace_count,
-    workload_count: row.workload_count,
-    last_seen_at: row.last_seen_at,
-  };
-}
+/** A clusters row `c` as its list item's JSON fields, in order. */
+const LIST_ITEM_JSON_FIELDS: ReadonlyArray<
+  readonly [key: keyof ClusterListItem, sql: string]
+> = [
+  ['id', 'c.id'],
+  ['asset_id', 'c.asset_id'],
+  ['client_id', 'c.client_id'],
+  ['environment_id', 'c.environment_id'],
+  ['name', 'c.name'],
+  ['display_name', 'c.display_name'],
+  ['slug', 'c.slug'],
+  ['version', 'c.version'],
+  ['platform', 'c.platform'],
+  ['status', 'c.status'],
+  ['agent_status', 'c.agent_status'],
+  ['node_count', 'c.node_count'],
+  ['namespace_count', 'c.namespace_count'],
+  ['workload_count', 'c.workload_count'],
+  ['last_seen_at', isoTimestamp('c.last_seen_at')],
+];
 
 /**
  * The clusters inside `scope` matching every filter (each narrows, none
@@ -168,7 +167,10 @@ export async function listClusters(
   filters: readonly ClusterListFilter[],
   paging: Paging,
   options: { healthCounts?: boolean } = {},
-): Promise<{ items: ClusterListItem[]; meta: PageMeta }> {
+): Promise<{
+  items: JsonText<ClusterListItem[] | ClusterListItemWithCounts[]>;
+  meta: PageMeta;
+}> {
   const params = new SqlParams();
   const where = [
     scopeCondition(scope, params, {
@@ -195,11 +197,13 @@ export async function listClusters(
   const condition = where.join(' and ');
   const limit = params.add(paging.perPage);
   const offset = params.add(offsetOf(paging));
-  // The page first, then its columns: the health counts' per-cluster
-  // warning count runs for the page's clusters only.
-  const rows = await query<
-    ClusterListItem & HealthCountsRow & { total: number }
-  >(
+  const item = jsonObject([
+    ...LIST_ITEM_JSON_FIELDS,
+    ...(options.healthCounts ? HEALTH_COUNTS_JSON_FIELDS : []),
+  ]);
+  // The page first, then its items: the health counts' per-cluster warning
+  // count runs for the page's clusters only. PostgreSQL renders each item.
+  const rows = await query<{ item: string; total: number }>(
     db,
     `with page as (
        select c.*, count(*) over () as total
@@ -207,9 +211,7 @@ export async function listClusters(
         where ${condition}
         order by lower(c.name), c.id
         limit ${limit} offset ${offset})
-     select ${LIST_COLUMNS},
-            ${options.healthCounts ? `${HEALTH_COUNTS_COLUMNS},` : ''}
-            c.total
+     select ${item}::text as item, c.total
        from page c
       order by lower(c.name), c.id`,
     params.values,
@@ -224,14 +226,8 @@ export async function listClusters(
     );
     total = counted[0]?.total ?? 0;
   }
-  const items = rows.map((row) => {
-    const item = toListItem(row);
-    if (!options.healthCounts) return item;
-    const counts = toHealthCounts(row);
-    item.capacity = counts.capacity;
-    item.pods_not_running = counts.pods_not_running;
-    item.warning_events_1h = counts.warning_events_1h;
-    return item;
-  });
-  return { items, meta: pageMeta(total, paging) };
+  return {
+    items: new JsonText(`[${rows.map((row) => row.item).join(',')}]`),
+    meta: pageMeta(total, paging),
+  };
 }

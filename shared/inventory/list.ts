@@ -12,6 +12,7 @@
  * know (a second check after parseSort's).
  */
 import type { z } from 'zod';
+import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
@@ -126,29 +127,21 @@ export function columnsOf(
     .join(', ');
 }
 
-/** json_build_object takes at most 100 arguments: 50 keys and their values. */
-const MAX_RENDERED_KEYS = 50;
-
 /**
  * SQL rendering one row of `table` as the record's JSON object: its keys in
  * order, each the column of the same name, timestamps as toISOString writes
- * them (UTC, milliseconds, "Z"; to_char truncates microseconds as the
- * driver's Date does). Sanitized fields are left for Node (runList).
+ * them. Sanitized fields are left for Node (runList).
  */
 export function renderRecord(record: z.ZodObject, table: string): string {
-  const entries = Object.entries(record.shape);
-  if (entries.length > MAX_RENDERED_KEYS) {
-    throw new Error(`a rendered record has at most ${MAX_RENDERED_KEYS} keys`);
-  }
-  const pairs = entries.map(([key, field]) => {
-    const column = `${table}.${key}`;
-    const value =
-      fieldRendering(field) === 'timestamp'
-        ? `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-        : column;
-    return `'${key}', ${value}`;
-  });
-  return `json_build_object(${pairs.join(', ')})`;
+  return jsonObject(
+    Object.entries(record.shape).map(([key, field]) => {
+      const column = `${table}.${key}`;
+      return [
+        key,
+        fieldRendering(field) === 'timestamp' ? isoTimestamp(column) : column,
+      ];
+    }),
+  );
 }
 
 /** The ORDER BY clause for a sort, or the list's usual order. */

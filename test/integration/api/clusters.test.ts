@@ -116,6 +116,22 @@ describe('list clusters', () => {
     );
   });
 
+  it('lists each cluster with the values Get Cluster gives', async () => {
+    // Act
+    const list = await pagingList('?per_page=3');
+    const item = list.body.data[0] as Record<string, unknown>;
+    const single = await api.get(`/api/v1/clusters/${item.id}`, token);
+
+    // Assess
+    expect(single.status).toBe(200);
+    expect(item.last_seen_at).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    );
+    for (const [key, value] of Object.entries(item)) {
+      expect(single.body.data[key], key).toEqual(value);
+    }
+  });
+
   it('clamps per_page above 100 to 100 and echoes it', async () => {
     // Act
     const response = await pagingList('?per_page=1000');
