@@ -1,7 +1,8 @@
 /**
  * Case-insensitive substring search matched literally: the text's `%`, `_`
  * and `\` are escaped, so `%` finds names containing a percent sign rather
- * than every row. Use the pattern with `ilike $n escape '\'`.
+ * than every row. Use the pattern with `ilike $n escape '\'` (or `like` against a
+ * lowercased key, with `lower($n)`).
  */
 import { z } from 'zod';
 
