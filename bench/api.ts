@@ -7,7 +7,9 @@
  * Each scenario sends a fixed number of requests from 8 concurrent loops
  * over keep-alive HTTP, after a warm-up, to clusters (or list pages) picked
  * at random, and reports p50, p99, requests/s, failures (any status but 200)
- * and whether p99 is within the 50 ms target. The requests come from a load
+ * and whether p99 is within the 50 ms target, with the CPU time one request
+ * cost the server, the load client and the PostgreSQL processes on this
+ * machine (where the two cores went). The requests come from a load
  * client in its own process (bench/api-load.ts), as a real client's would:
  * it shares the machine's two cores, not the server's event loop.
  *
@@ -18,10 +20,12 @@
  *
  * Environment: BENCH_CLUSTERS (200), BENCH_REQUESTS per scenario (400),
  * BENCH_CONCURRENCY (8), BENCH_SEED_CONCURRENCY (2 syncs at a time),
- * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`, and
+ * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`,
  * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server),
- * BENCH_REUSE=1 to measure a kept database again without re-seeding it
- * (when it holds BENCH_CLUSTERS clusters; it is kept again afterwards).
+ * and BENCH_REUSE=1 to measure a kept database again without re-seeding it
+ * (when it holds BENCH_CLUSTERS clusters; it is kept again afterwards). A
+ * kept database ages: its events leave the past hour's warning counts
+ * after an hour, and the 24-hour events list after a day.
  */
 
 import { type ChildProcess, fork } from 'node:child_process';
