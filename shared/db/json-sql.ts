@@ -14,15 +14,14 @@ export function isoTimestamp(sql: string): string {
   return `to_char(${sql} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
-/** json_build_object takes at most 100 arguments: 50 keys and their values. */
-const MAX_KEYS = 50;
-
-/** A JSON object of these keys, in this order, each with its SQL value. */
+/**
+ * A JSON object of these keys, in this order, each with its SQL value (which
+ * may refer to the enclosing query's rows). row_to_json writes it compact,
+ * where json_build_object would write `"key" : value`.
+ */
 export function jsonObject(
   fields: ReadonlyArray<readonly [key: string, sql: string]>,
 ): string {
-  if (fields.length > MAX_KEYS) {
-    throw new Error(`a JSON object built in SQL has at most ${MAX_KEYS} keys`);
-  }
-  return `json_build_object(${fields.map(([key, sql]) => `'${key}', ${sql}`).join(', ')})`;
+  const columns = fields.map(([key, sql]) => `${sql} as "${key}"`).join(', ');
+  return `(select row_to_json(o) from (select ${columns}) o)`;
 }
