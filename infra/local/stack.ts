@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ScheduledEvent } from 'aws-lambda';
 import { handler as retentionHandler } from '../../functions/sweeps/event-retention.ts';
 import { handler as staleHandler } from '../../functions/sweeps/stale-clusters.ts';
@@ -37,6 +38,8 @@ const STALE_SWEEP_MS = 60_000;
 const RETENTION_SWEEP_MS = 3_600_000;
 /** How long a stop waits for an in-process queue to empty (it is lost after). */
 const DRAIN_ON_STOP_MS = 15_000;
+/** How long the start waits for the ingest loop's first healthy report. */
+const INGEST_READY_WAIT_MS = 10_000;
 
 export class LocalStackError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -200,6 +203,14 @@ export async function startLocalStack(
     const stopSweeps = startSweeps(config.AWS_REGION);
     stops.push(stopSweeps);
 
+    // "Up" means /healthz answers 200: the queue poller turns healthy when
+    // its first receive returns, a long poll of up to two seconds.
+    if (!(await waitFor(() => ingest.healthy(), INGEST_READY_WAIT_MS))) {
+      say(
+        'the ingest loop is not healthy yet: /healthz answers 503 until it is',
+      );
+    }
+
     let stopped: Promise<void> | undefined;
     return {
       apiUrl: api.url,
@@ -214,6 +225,16 @@ export async function startLocalStack(
     await stopAll();
     throw error;
   }
+}
+
+/** Polls `condition` until it holds (true) or `ms` have passed (false). */
+async function waitFor(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() >= deadline) return false;
+    await sleep(50);
+  }
+  return true;
 }
 
 /** The sweeps' Lambda handlers on timers, as EventBridge schedules them. */
