@@ -6,26 +6,27 @@
  */
 import { z } from 'zod';
 
+/** The longest search text, in characters (code points) after trimming. */
 export const SEARCH_MAX_LENGTH = 100;
 
-// C0 and C1 control characters (tab and newline included).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** C0 controls, DEL and C1 controls (Unicode category Cc), tab and newline included. */
+export const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /**
- * A search text parameter: trimmed, at most 100 characters, no control
+ * A search text parameter: no control character anywhere (even at an end
+ * that trimming would remove, as for q), then trimmed, at most 100
  * characters; an empty value means no search.
  */
 export const searchText = (name: string) =>
   z
     .string()
-    .transform((value) => value.trim())
     .refine(
-      (value) => !CONTROL.test(value),
+      (value) => !CONTROL_CHARACTER.test(value),
       `${name} contains a control character`,
     )
+    .transform((value) => value.trim())
     .refine(
-      (value) => value.length <= SEARCH_MAX_LENGTH,
+      (value) => [...value].length <= SEARCH_MAX_LENGTH,
       `${name} may be at most ${SEARCH_MAX_LENGTH} characters`,
     )
     .transform((value) => (value === '' ? undefined : value));

@@ -14,6 +14,7 @@
  */
 import { InvalidParamError, ValidationError } from '../errors.ts';
 import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
+import { CONTROL_CHARACTER, SEARCH_MAX_LENGTH } from '../http/search.ts';
 
 /**
  * Query parameters by name. A value is a string, or every occurrence of a
@@ -23,8 +24,6 @@ export type QueryParams = Readonly<
   Record<string, string | readonly string[] | undefined>
 >;
 
-/** The longest search, in characters (code points) after trimming. */
-export const SEARCH_MAX_LENGTH = 100;
 export const DEFAULT_PAGE = 1;
 /** Pages past this are refused (400) rather than scanned. */
 export const MAX_PAGE = 1_000_000;
@@ -92,8 +91,6 @@ export function readParam(
 const REPLACEMENT_CHARACTER = '\uFFFD';
 const LONE_SURROGATE =
   /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** C0 controls, DEL and C1 controls (Unicode category Cc). */
-const CONTROL_CHARACTER = /\p{Cc}/u;
 
 function searchError(message: string, reason: string): InvalidParamError {
   return new InvalidParamError(message, { details: { param: 'q', reason } });
@@ -117,6 +114,7 @@ export function parseSearch(params: QueryParams): string | undefined {
     throw searchError('q contains a control character', 'control_character');
   }
   const term = raw.trim();
+  // Counted in characters (code points), after trimming.
   if ([...term].length > SEARCH_MAX_LENGTH) {
     throw searchError(
       `q is longer than ${SEARCH_MAX_LENGTH} characters`,

@@ -194,6 +194,8 @@ describe('list clusters', () => {
     ['?include=capacity&include=capacity', 'include'],
     [`?search=${'x'.repeat(101)}`, 'search'],
     ['?search=a%01b', 'search'],
+    ['?search=%09web', 'search'],
+    [`?search=${'%F0%9F%98%80'.repeat(101)}`, 'search'],
     ['?search=%E0%A4%A', 'search'],
   ])('refuses %s with 400 bad_request naming %s', async (query, param) => {
     // Act
@@ -203,6 +205,15 @@ describe('list clusters', () => {
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('bad_request');
     expect(response.body.error.details).toEqual({ param });
+  });
+
+  it('counts a search in characters, not UTF-16 units', async () => {
+    // Act: 100 characters outside the BMP, 200 UTF-16 units.
+    const response = await pagingList(`?search=${'%F0%9F%98%80'.repeat(100)}`);
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.body.meta.total).toBe(0);
   });
 
   it('ignores parameters it does not know', async () => {
