@@ -155,6 +155,12 @@ const LIST_ITEM_JSON_FIELDS: ReadonlyArray<
   ['last_seen_at', isoTimestamp('c.last_seen_at')],
 ];
 
+const LIST_ITEM_JSON = jsonObject(LIST_ITEM_JSON_FIELDS);
+const LIST_ITEM_WITH_COUNTS_JSON = jsonObject([
+  ...LIST_ITEM_JSON_FIELDS,
+  ...HEALTH_COUNTS_JSON_FIELDS,
+]);
+
 /**
  * The clusters inside `scope` matching every filter (each narrows, none
  * widens), ordered by name, one page of them, and the total. With
@@ -197,10 +203,9 @@ export async function listClusters(
   const condition = where.join(' and ');
   const limit = params.add(paging.perPage);
   const offset = params.add(offsetOf(paging));
-  const item = jsonObject([
-    ...LIST_ITEM_JSON_FIELDS,
-    ...(options.healthCounts ? HEALTH_COUNTS_JSON_FIELDS : []),
-  ]);
+  const item = options.healthCounts
+    ? LIST_ITEM_WITH_COUNTS_JSON
+    : LIST_ITEM_JSON;
   // The page first, then its items: the health counts' per-cluster warning
   // count runs for the page's clusters only. PostgreSQL renders each item.
   const rows = await query<{ item: string; total: number }>(

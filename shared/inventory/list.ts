@@ -127,21 +127,41 @@ export function columnsOf(
     .join(', ');
 }
 
-/**
- * SQL rendering one row of `table` as the record's JSON object: its keys in
- * order, each the column of the same name, timestamps as toISOString writes
- * them. Sanitized fields are left for Node (runList).
- */
-export function renderRecord(record: z.ZodObject, table: string): string {
-  return jsonObject(
-    Object.entries(record.shape).map(([key, field]) => {
-      const column = `${table}.${key}`;
-      return [
-        key,
-        fieldRendering(field) === 'timestamp' ? isoTimestamp(column) : column,
-      ];
-    }),
-  );
+interface RecordRendering {
+  /**
+   * SQL rendering one row of the list's table as the record's JSON object:
+   * its keys in order, each the column of the same name, timestamps as
+   * toISOString writes them.
+   */
+  json: string;
+  /** Fields Node sanitizes after (runList). */
+  sanitized: string[];
+}
+
+const renderings = new WeakMap<ListDefinition, RecordRendering>();
+
+/** A list's rendering: the same for every read, so worked out once. */
+function renderingOf(definition: ListDefinition): RecordRendering {
+  let rendering = renderings.get(definition);
+  if (rendering === undefined) {
+    const { record, table } = definition;
+    rendering = {
+      json: jsonObject(
+        Object.entries(record.shape).map(([key, field]) => {
+          const column = `${table}.${key}`;
+          return [
+            key,
+            fieldRendering(field) === 'timestamp'
+              ? isoTimestamp(column)
+              : column,
+          ];
+        }),
+      ),
+      sanitized: sanitizedFields(record),
+    };
+    renderings.set(definition, rendering);
+  }
+  return rendering;
 }
 
 /** The ORDER BY clause for a sort, or the list's usual order. */
@@ -245,7 +265,7 @@ export function buildListQuery(
       'select page.data, total.n as total_count',
       `from (select count(*) as n ${keysFrom}) total`,
       'left join lateral (',
-      `  select ${renderRecord(definition.record, definition.table)}::text as data, keys.position`,
+      `  select ${renderingOf(definition).json}::text as data, keys.position`,
       '  from (',
       `    select id as page_id, row_number() over (order by ${order}) as position`,
       `    ${keysFrom}`,
@@ -303,7 +323,9 @@ export async function runList<R extends z.ZodObject>(
   );
   const records = rows.flatMap((row) => (row.data === null ? [] : [row.data]));
   return {
-    data: new JsonText(sanitize(definition.record, `[${records.join(',')}]`)),
+    data: new JsonText(
+      sanitize(renderingOf(definition).sanitized, `[${records.join(',')}]`),
+    ),
     meta: {
       total: rows[0]?.total_count ?? 0,
       page: input.paging.page,
@@ -312,9 +334,8 @@ export async function runList<R extends z.ZodObject>(
   };
 }
 
-/** The page's JSON with the record's sanitized fields sanitized. */
-function sanitize(record: z.ZodObject, json: string): string {
-  const fields = sanitizedFields(record);
+/** The page's JSON with these fields of each record sanitized. */
+function sanitize(fields: readonly string[], json: string): string {
   if (fields.length === 0) return json;
   const records = JSON.parse(json) as Record<string, unknown>[];
   for (const item of records) {
