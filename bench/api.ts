@@ -4,6 +4,11 @@
  * over four clients of two environments each; then the local API server
  * and a caller holding `operator` client-wide on every client.
  *
+ * The database is checkpointed after the seed, and its files are read into
+ * the page cache before each scenario (warmCache), so the reads are
+ * measured warm. The server has its own pool of DATABASE_POOL_MAX
+ * connections, as `npm start` gives it.
+ *
  * Each scenario sends a fixed number of requests from 8 concurrent loops
  * over keep-alive HTTP, after a warm-up, to clusters (or list pages) picked
  * at random, and reports p50, p99, requests/s, failures (any status but 200)
@@ -19,7 +24,8 @@
  * table flagged.
  *
  * Environment: BENCH_CLUSTERS (200), BENCH_REQUESTS per scenario (400),
- * BENCH_CONCURRENCY (8), BENCH_SEED_CONCURRENCY (2 syncs at a time),
+ * BENCH_CONCURRENCY (8), BENCH_API_POOL (the server's connections;
+ * DATABASE_POOL_MAX, 4), BENCH_SEED_CONCURRENCY (2 syncs at a time),
  * BENCH_VACUUM=1 to run `vacuum analyze` instead of `analyze`,
  * BENCH_KEEP=1 to leave the database in place (on DATABASE_URL's server),
  * and BENCH_REUSE=1 to measure a kept database again without re-seeding it
@@ -40,7 +46,14 @@ import { signLocalToken } from '../shared/auth/local-jwt.ts';
 import { parseClusterListQuery } from '../shared/clusters/list-query.ts';
 import { listClusters } from '../shared/clusters/repo.ts';
 import { getClusterSummary } from '../shared/clusters/summary.ts';
-import { type Db, type Queryable, query, type Row } from '../shared/db/pool.ts';
+import { getConfig } from '../shared/config.ts';
+import {
+  createPool,
+  type Db,
+  type Queryable,
+  query,
+  type Row,
+} from '../shared/db/pool.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
 import { listPods } from '../shared/inventory/lists.ts';
 import { listNamespaceUsage } from '../shared/inventory/namespaces.ts';
@@ -54,6 +67,10 @@ import { benchDatabase, median, ms, percentile } from './common.ts';
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+/** The API server's connections: the local stack's (DATABASE_POOL_MAX). */
+const API_POOL = Number(
+  process.env.BENCH_API_POOL ?? getConfig().DATABASE_POOL_MAX,
+);
 const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
 const VACUUM = process.env.BENCH_VACUUM === '1';
 const REUSE = process.env.BENCH_REUSE === '1';
@@ -490,10 +507,11 @@ async function main(): Promise<void> {
   const { db } = bench;
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
   let server: Awaited<ReturnType<typeof startApiServer>> | undefined;
+  let apiDb: Db | undefined;
   let client: ChildProcess | undefined;
   try {
     console.log(
-      `api benchmark: ${CLUSTERS} medium clusters, ${CONCURRENCY} concurrent loops, ${REQUESTS} requests per scenario after ${WARMUP} warm-up`,
+      `api benchmark: ${CLUSTERS} medium clusters, ${CONCURRENCY} concurrent loops, ${REQUESTS} requests per scenario after ${WARMUP} warm-up; the API server's pool: ${API_POOL} connections`,
     );
     console.log(
       `machine: ${availableParallelism()} CPUs; load average at start ${loadAverage()}`,
@@ -515,7 +533,9 @@ async function main(): Promise<void> {
       await query<{ id: string }>(db, 'select id from clusters order by id')
     ).map((r) => r.id);
 
-    server = await startApiServer({ port: 0, db, dataDir });
+    // The server's own pool, as `npm start` gives it.
+    apiDb = createPool({ connectionString: bench.url, max: API_POOL });
+    server = await startApiServer({ port: 0, db: apiDb, dataDir });
     const loadClient = startLoadClient();
     client = loadClient;
     const token = await signLocalToken(server.jwtKey, {
@@ -585,6 +605,7 @@ async function main(): Promise<void> {
     for (const plan of explained.plans) console.log(`${plan}\n`);
   } finally {
     await server?.close();
+    await apiDb?.end();
     client?.kill();
     await rm(dataDir, { recursive: true, force: true });
     // Kept only on DATABASE_URL's server: an embedded one stops with us.

@@ -108,13 +108,24 @@ export async function startLocalStack(
     if (migrations.applied.length > 0) {
       say(`applied migrations: ${migrations.applied.join(', ')}`);
     }
+    // Two pools, as in AWS the sync and the API are separate functions: a
+    // sync holding its connections for a transaction never makes a read
+    // wait, and the API's reads run on DATABASE_POOL_MAX connections, about
+    // twice the cores of a small database server: more connections than
+    // that only time-slice the same cores (docs/decisions.md).
     const db = createPool({
       connectionString: databaseUrl,
-      max: Math.max(config.DATABASE_POOL_MAX, 10),
+      max: config.DATABASE_POOL_MAX,
       applicationName: 'k8s-inventory-local',
     });
     stops.push(() => db.end());
-    setDb(db);
+    const apiDb = createPool({
+      connectionString: databaseUrl,
+      max: config.DATABASE_POOL_MAX,
+      applicationName: 'k8s-inventory-local-api',
+    });
+    stops.push(() => apiDb.end());
+    setDb(apiDb);
     const demo = await ensureTenant(db, DEMO_TENANT);
     if (demo.clientCreated || demo.environmentCreated) {
       say(
@@ -193,9 +204,9 @@ export async function startLocalStack(
     // API ---------------------------------------------------------------
     const api = await startApiServer({
       port: config.PORT,
-      db,
+      db: apiDb,
       dataDir,
-      ready: async () => ingest.healthy() && (await databaseAnswers(db)),
+      ready: async () => ingest.healthy() && (await databaseAnswers(apiDb)),
     });
     stops.push(() => api.close());
 

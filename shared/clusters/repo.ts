@@ -206,19 +206,24 @@ export async function listClusters(
   const item = options.healthCounts
     ? LIST_ITEM_WITH_COUNTS_JSON
     : LIST_ITEM_JSON;
-  // The page first, then its items: the health counts' per-cluster warning
-  // count runs for the page's clusters only. PostgreSQL renders each item.
+  // The page's keys first, from the visible clusters' ids and names only;
+  // then its rows by id, each item rendered by PostgreSQL (the health
+  // counts' per-cluster warning count too runs for the page only).
   const rows = await query<{ item: string; total: number }>(
     db,
-    `with page as (
-       select c.*, count(*) over () as total
+    `with visible as (
+       select c.id, lower(c.name) as sort_name
          from clusters c
-        where ${condition}
-        order by lower(c.name), c.id
+        where ${condition}),
+     keys as (
+       select id, sort_name, (select count(*) from visible) as total
+         from visible
+        order by sort_name, id
         limit ${limit} offset ${offset})
-     select ${item}::text as item, c.total
-       from page c
-      order by lower(c.name), c.id`,
+     select ${item}::text as item, k.total
+       from keys k
+       join clusters c on c.id = k.id
+      order by k.sort_name, k.id`,
     params.values,
   );
   let total = rows[0]?.total;

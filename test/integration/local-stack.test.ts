@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAgentId } from '../../scripts/seed-agent.ts';
-import { queryMaybeOne } from '../../shared/db/pool.ts';
+import { query, queryMaybeOne } from '../../shared/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
 
@@ -128,6 +128,15 @@ describe('local stack (npm start)', () => {
       60_000,
       started,
     );
+    // The API reads on its own pool, the ingest on another (an idle
+    // connection stays open for 30 s; both were used just now).
+    const pools = await query<{ application_name: string; n: number }>(
+      database.db,
+      `select application_name, count(*)::int as n from pg_stat_activity
+       where datname = current_database()
+         and application_name like 'k8s-inventory-local%'
+       group by application_name order by application_name`,
+    );
 
     // Act: stop
     started.child.kill('SIGINT');
@@ -143,6 +152,11 @@ describe('local stack (npm start)', () => {
     expect(seeded.code, seed.output()).toBe(0);
     expect(cluster.name).toBe('demo-cluster');
     expect(cluster.node_count).toBeGreaterThan(0);
+    expect(pools.map((p) => p.application_name)).toEqual([
+      'k8s-inventory-local',
+      'k8s-inventory-local-api',
+    ]);
+    for (const pool of pools) expect(pool.n).toBeLessThanOrEqual(4);
     expect(exit.code, started.output()).toBe(0);
     expect(started.output()).toContain('[local] stopped');
   });
