@@ -55,10 +55,10 @@ import {
   type Row,
 } from '../shared/db/pool.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
+import { parseQueryString } from '../shared/http/query.ts';
 import { listPods } from '../shared/inventory/lists.ts';
 import { listNamespaceUsage } from '../shared/inventory/namespaces.ts';
 import { listNodeCapacity } from '../shared/inventory/nodes.ts';
-import { parseQueryString } from '../shared/inventory/params.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';

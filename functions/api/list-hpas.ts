@@ -1,8 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/hpas */
 
 import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { parseQueryString } from '../../shared/http/query.ts';
 import { listHpas } from '../../shared/inventory/lists.ts';
-import { parseQueryString } from '../../shared/inventory/params.ts';
 
 export const handler = clusterReadHandler(
   'list-hpas',

@@ -14,6 +14,7 @@
 import type { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { type Queryable, query } from '../db/pool.ts';
+import type { QueryParams } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
@@ -23,7 +24,6 @@ import {
   parsePaging,
   parseSearch,
   parseSort,
-  type QueryParams,
   readParam,
   type SortSpec,
   unknownSortKeyError,

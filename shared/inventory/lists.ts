@@ -24,13 +24,14 @@
  * counted before paging, per_page as applied (after clamping).
  */
 import type { Queryable } from '../db/pool.ts';
+import type { QueryParams } from '../http/query.ts';
 import {
   type ListDefinition,
   type ListPage,
   runList,
   TIE_BREAK,
 } from './list.ts';
-import { dnsLabel, kindName, oneOf, type QueryParams } from './params.ts';
+import { dnsLabel, kindName, oneOf } from './params.ts';
 import {
   type EndpointSliceRecord,
   type EventRecord,

@@ -6,23 +6,13 @@
  * calls only after the cluster access checks, so a caller who cannot see the
  * cluster gets 404 and never a 400 that would confirm it exists.
  *
- * Where the values come from: API Gateway's HTTP API (payload 2.0) joins a
- * repeated parameter with commas in `queryStringParameters`
- * (`?sort=name&sort=age` arrives as `"name,age"`), so a repeat could not be
- * told from a value with a comma. Handlers pass `event.rawQueryString`
- * through {@link parseQueryString} instead, which keeps every occurrence.
+ * The values come from {@link parseQueryString} (shared/http/query.ts) of
+ * `event.rawQueryString`, which keeps every occurrence of a parameter.
  */
 import { InvalidParamError, ValidationError } from '../errors.ts';
 import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
+import { type QueryParams, readValue } from '../http/query.ts';
 import { CONTROL_CHARACTER, SEARCH_MAX_LENGTH } from '../http/search.ts';
-
-/**
- * Query parameters by name. A value is a string, or every occurrence of a
- * repeated parameter in order (`{ sort: ['name', 'age'] }`).
- */
-export type QueryParams = Readonly<
-  Record<string, string | readonly string[] | undefined>
->;
 
 export const DEFAULT_PAGE = 1;
 /** Pages past this are refused (400) rather than scanned. */
@@ -34,63 +24,13 @@ export const DEFAULT_PER_PAGE = 50;
  */
 export const MAX_PER_PAGE = 500;
 
-/**
- * Splits a raw query string (API Gateway's `rawQueryString`, without the
- * leading `?`) into every occurrence of every parameter.
- *
- * Decoding follows the WHATWG URL standard (`URLSearchParams`): `+` is a
- * space, `%XX` escapes are bytes, and the bytes are decoded as UTF-8 with
- * every invalid sequence (a stray `%FF`, an encoded lone surrogate such as
- * `%ED%A0%80`) replaced by U+FFFD. That is how invalid UTF-8 reaches the
- * checks: {@link parseSearch} refuses a U+FFFD (and a lone surrogate, for a
- * caller that built the string some other way) as invalid UTF-8.
- */
-export function parseQueryString(
-  raw: string | null | undefined,
-): Record<string, string[]> {
-  const params: Record<string, string[]> = Object.create(null);
-  if (!raw) return params;
-  for (const [name, value] of new URLSearchParams(raw)) {
-    const values = params[name];
-    if (values) values.push(value);
-    else params[name] = [value];
-  }
-  return params;
-}
-
-type ParamErrorClass = typeof ValidationError | typeof InvalidParamError;
-
-/**
- * The one value of a parameter, or undefined when absent. A repeated
- * parameter is ambiguous, so it is refused rather than one value picked.
- */
-function readOnce(
-  params: QueryParams,
-  name: string,
-  ErrorClass: ParamErrorClass,
-): string | undefined {
-  if (!Object.hasOwn(params, name)) return undefined;
-  const value = params[name];
-  if (value === undefined || typeof value === 'string') return value;
-  if (value.length > 1) {
-    throw new ErrorClass(`${name} may appear only once`, {
-      details: { param: name, reason: 'repeated' },
-    });
-  }
-  return value[0];
-}
-
 /** Reads a parameter that is not q or sort (errors are 400 bad_request). */
 export function readParam(
   params: QueryParams,
   name: string,
 ): string | undefined {
-  return readOnce(params, name, ValidationError);
+  return readValue(params, name, ValidationError);
 }
-
-const REPLACEMENT_CHARACTER = '\uFFFD';
-const LONE_SURROGATE =
-  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function searchError(message: string, reason: string): InvalidParamError {
   return new InvalidParamError(message, { details: { param: 'q', reason } });
@@ -99,17 +39,15 @@ function searchError(message: string, reason: string): InvalidParamError {
 /**
  * The search term, or undefined for none (absent, or blank once trimmed).
  *
- * Checked in this order, on the value as received: invalid UTF-8 (a U+FFFD
- * or a lone surrogate: no Kubernetes name or namespace contains either),
+ * Checked in this order, on the value as received: repeated, invalid UTF-8,
  * then any control character (a tab or newline included, even at an end
  * that trimming would remove), then the length after trimming.
  */
 export function parseSearch(params: QueryParams): string | undefined {
-  const raw = readOnce(params, 'q', InvalidParamError);
+  // Refuses a repeated q and invalid UTF-8 (a U+FFFD or a lone surrogate:
+  // no Kubernetes name or namespace contains either).
+  const raw = readValue(params, 'q', InvalidParamError);
   if (raw === undefined) return undefined;
-  if (raw.includes(REPLACEMENT_CHARACTER) || LONE_SURROGATE.test(raw)) {
-    throw searchError('q is not valid UTF-8', 'invalid_utf8');
-  }
   if (CONTROL_CHARACTER.test(raw)) {
     throw searchError('q contains a control character', 'control_character');
   }
@@ -138,7 +76,7 @@ export function parseSort(
   params: QueryParams,
   allowedKeys: readonly string[],
 ): SortSpec | undefined {
-  const raw = readOnce(params, 'sort', InvalidParamError);
+  const raw = readValue(params, 'sort', InvalidParamError);
   if (raw === undefined || raw === '') return undefined;
   const descending = raw.startsWith('-');
   const key = descending ? raw.slice(1) : raw;

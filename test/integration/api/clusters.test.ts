@@ -185,27 +185,33 @@ describe('list clusters', () => {
     ['?page=-1', 'page'],
     ['?per_page=0', 'per_page'],
     ['?per_page=abc', 'per_page'],
-    ['?page=1&page=2', 'page'],
+    ['?page=1&page=2', 'page', 'repeated'],
     ['?status=broken', 'status'],
     ['?client_id=not-a-uuid', 'client_id'],
     ['?environment_id=42', 'environment_id'],
     ['?include=nodes', 'include'],
     ['?include=', 'include'],
-    ['?include=capacity&include=capacity', 'include'],
+    ['?include=capacity&include=capacity', 'include', 'repeated'],
     [`?search=${'x'.repeat(101)}`, 'search'],
     ['?search=a%01b', 'search'],
     ['?search=%09web', 'search'],
     [`?search=${'%F0%9F%98%80'.repeat(101)}`, 'search'],
-    ['?search=%E0%A4%A', 'search'],
-  ])('refuses %s with 400 bad_request naming %s', async (query, param) => {
-    // Act
-    const response = await api.get(`/api/v1/clusters${query}`, token);
+    ['?search=%E0%A4%A', 'search', 'invalid_utf8'],
+    ['?status=%FF', 'status', 'invalid_utf8'],
+  ])(
+    'refuses %s with 400 bad_request naming %s',
+    async (query, param, reason?: string) => {
+      // Act
+      const response = await api.get(`/api/v1/clusters${query}`, token);
 
-    // Assess
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('bad_request');
-    expect(response.body.error.details).toEqual({ param });
-  });
+      // Assess
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('bad_request');
+      expect(response.body.error.details).toEqual(
+        reason === undefined ? { param } : { param, reason },
+      );
+    },
+  );
 
   it('counts a search in characters, not UTF-16 units', async () => {
     // Act: 100 characters outside the BMP, 200 UTF-16 units.

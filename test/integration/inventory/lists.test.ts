@@ -5,6 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../shared/db/pool.ts';
 import {
+  parseQueryString,
+  type QueryParams,
+} from '../../../shared/http/query.ts';
+import {
   columnsOf,
   type ListDefinition,
   type ListPage,
@@ -24,10 +28,6 @@ import {
   listWorkloads,
   sortKeysOf,
 } from '../../../shared/inventory/lists.ts';
-import {
-  parseQueryString,
-  type QueryParams,
-} from '../../../shared/inventory/params.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import {
   createCluster,

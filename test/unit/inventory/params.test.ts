@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidParamError, ValidationError } from '../../../shared/errors.ts';
 import { isUuid } from '../../../shared/http/ids.ts';
+import { parseQueryString } from '../../../shared/http/query.ts';
 import { containsPattern } from '../../../shared/http/search.ts';
 import {
   dnsLabel,
@@ -8,7 +9,6 @@ import {
   MAX_PER_PAGE,
   oneOf,
   parsePaging,
-  parseQueryString,
   parseSearch,
   parseSort,
   readParam,
@@ -279,6 +279,23 @@ describe('filter rules', () => {
     // Assess
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).code).toBe('bad_request');
+  });
+
+  it('refuses a filter from invalid UTF-8 as bad_request, saying so', () => {
+    // Act
+    const error = caught(() =>
+      readParam(parseQueryString('namespace=web%FF'), 'namespace'),
+    );
+
+    // Assess
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toBe(
+      'namespace is not valid UTF-8',
+    );
+    expect((error as ValidationError).details).toEqual({
+      param: 'namespace',
+      reason: 'invalid_utf8',
+    });
   });
 });
 
