@@ -39,6 +39,42 @@ export function databaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
+/** The databases a test run names after its process id. */
+const RUN_DATABASE = /^k8s_inventory_(?:template|test)_(\d+)(?:_|$)/;
+
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return ['127.0.0.1', 'localhost', '[::1]', ''].includes(host);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Drops what earlier runs on this machine left behind when they were killed
+ * before their teardown: databases named after a process that is gone. Only
+ * on a server on this machine, where those process ids mean something.
+ */
+async function dropOrphans(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ datname: string }>(
+    `select datname from pg_database
+     where datname like 'k8s_inventory_template_%'
+        or datname like 'k8s_inventory_test_%'`,
+  );
+  for (const { datname } of rows) {
+    const pid = Number(RUN_DATABASE.exec(datname)?.[1]);
+    if (!pid || isRunning(pid)) continue;
+    await admin.query(`drop database if exists ${datname} with (force)`);
+  }
+}
+
 export default async function setup(project: TestProject) {
   let adminUrl = process.env.DATABASE_URL;
   let stopServer: (() => Promise<void>) | undefined;
@@ -55,6 +91,7 @@ export default async function setup(project: TestProject) {
   const template = `k8s_inventory_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
+  if (isLoopback(adminUrl)) await dropOrphans(admin);
   await admin.query(`drop database if exists ${template}`);
   await admin.query(`create database ${template}`);
   await admin.end();
