@@ -14,6 +14,7 @@
 import type { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { type Queryable, query } from '../db/pool.ts';
+import { isUuid } from '../http/ids.ts';
 import type { QueryParams } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
@@ -305,7 +306,8 @@ export function parseListQuery(
 /**
  * One page of a list, for a cluster the caller was already allowed to read.
  * `scope` narrows it to one parent's children (a node's or a workload's
- * pods); the caller checks that the parent belongs to the cluster.
+ * pods). The rows are filtered by the cluster id as well as the parent's, so
+ * another cluster's parent, or an unknown one, has no rows here.
  */
 export async function runList<R extends z.ZodObject>(
   db: Queryable,
@@ -315,6 +317,10 @@ export async function runList<R extends z.ZodObject>(
   scope?: ListScope,
 ): Promise<ListPage<z.output<R>>> {
   const input = { ...parseListQuery(definition, params), scope };
+  if (scope !== undefined && !isUuid(scope.id)) {
+    // Names no row, as an unknown id does; the parameters were still checked.
+    return { data: new JsonText('[]'), meta: metaOf(0, input.paging) };
+  }
   const statement = buildListQuery(definition, clusterId, input);
   const rows = await query<{ data: string | null; total_count: number }>(
     db,
@@ -326,12 +332,12 @@ export async function runList<R extends z.ZodObject>(
     data: new JsonText(
       sanitize(renderingOf(definition).sanitized, `[${records.join(',')}]`),
     ),
-    meta: {
-      total: rows[0]?.total_count ?? 0,
-      page: input.paging.page,
-      per_page: input.paging.perPage,
-    },
+    meta: metaOf(rows[0]?.total_count ?? 0, input.paging),
   };
+}
+
+function metaOf(total: number, paging: Paging): ListMeta {
+  return { total, page: paging.page, per_page: paging.perPage };
 }
 
 /** The page's JSON with these fields of each record sanitized. */

@@ -125,24 +125,19 @@ export async function listNodeCapacity(
   return { data: { nodes, truncated: total > nodes.length, total } };
 }
 
-const NODE_EXISTS_SQL = `
-  select id from k8s_nodes where id = $1 and cluster_id = $2`;
-
 /**
  * GET /clusters/:id/nodes/:nodeID/pods — the pods list (same parameters,
- * record and paging) narrowed to the node's pods. Throws
- * NotFoundError('node not found') when the node is not the cluster's.
+ * record and paging) narrowed to the node's pods. The pods are filtered by
+ * the cluster id as well as the node's, so a node of another cluster, or an
+ * unknown one, has no pods (spec: an ID from another cluster returns no
+ * rows), where Get Cluster Node answers 404.
  */
-export async function listNodePods(
+export function listNodePods(
   db: Queryable,
   clusterId: string,
   nodeId: string,
   params: QueryParams,
 ): Promise<ListPage<PodRecord>> {
-  const node = isUuid(nodeId)
-    ? await queryMaybeOne(db, NODE_EXISTS_SQL, [nodeId, clusterId])
-    : undefined;
-  if (node === undefined) throw new NotFoundError('node not found');
   return runList(db, LISTS.pods, clusterId, params, {
     name: 'node',
     id: nodeId,

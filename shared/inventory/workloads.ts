@@ -1,7 +1,7 @@
 /**
  * One workload and its pods. Both filter by the cluster id as well as the
  * workload's own id: a workload of another cluster, or one the sync pruned,
- * is a 404.
+ * is a 404, and has no pods.
  */
 
 import { type Queryable, queryMaybeOne } from '../db/pool.ts';
@@ -37,24 +37,18 @@ export async function getWorkload(
   return { data: workloadRecord.parse(row) };
 }
 
-const WORKLOAD_EXISTS_SQL = `
-  select id from k8s_workloads where id = $1 and cluster_id = $2`;
-
 /**
  * GET /clusters/:id/workloads/:workloadID/pods — the pods list (same
  * parameters, record and paging) narrowed to the workload's pods (the
- * sync's workload_id link). Throws NotFoundError('workload not found').
+ * sync's workload_id link), filtered by the cluster id as well: a workload
+ * of another cluster, or an unknown or pruned one, has no pods.
  */
-export async function listWorkloadPods(
+export function listWorkloadPods(
   db: Queryable,
   clusterId: string,
   workloadId: string,
   params: QueryParams,
 ): Promise<ListPage<PodRecord>> {
-  const workload = isUuid(workloadId)
-    ? await queryMaybeOne(db, WORKLOAD_EXISTS_SQL, [workloadId, clusterId])
-    : undefined;
-  if (workload === undefined) throw new NotFoundError('workload not found');
   return runList(db, LISTS.pods, clusterId, params, {
     name: 'workload',
     id: workloadId,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Queryable, query } from '../../../shared/db/pool.ts';
-import { NotFoundError } from '../../../shared/errors.ts';
+import { InvalidParamError, NotFoundError } from '../../../shared/errors.ts';
 import {
   getNode,
   listNodeCapacity,
@@ -309,18 +309,33 @@ describe('inventory nodes', () => {
       ['a node of another cluster', () => otherNode],
       ['an unknown id', () => randomUUID()],
       ['an id that is not a UUID', () => 'x'],
-    ])('answers 404 for %s', async (_, nodeId) => {
-      // Act & Assess
-      await expect(listNodePods(db, clusterId, nodeId(), {})).rejects.toThrow(
-        'node not found',
-      );
+    ])('has no pods for %s', async (_, nodeId) => {
+      // Act
+      const result = await listNodePods(db, clusterId, nodeId(), {});
+
+      // Assess
+      expect(result.data.parse()).toEqual([]);
+      expect(result.meta).toEqual({ total: 0, page: 1, per_page: 50 });
     });
 
-    it("answers 404 for this cluster's node under another cluster", async () => {
+    it("lists none of this cluster's pods for its node under another cluster", async () => {
+      // Act
+      const result = await listNodePods(db, otherClusterId, nodeA, {});
+
+      // Assess: only the other cluster's own pod that points at the node
+      // (the fixture's intruder; a sync links pods to their cluster's nodes).
+      const pods = result.data.parse();
+      expect(pods.map((p) => [p.name, p.cluster_id])).toEqual([
+        ['intruder', otherClusterId],
+      ]);
+      expect(result.meta.total).toBe(1);
+    });
+
+    it('still checks the parameters for an id that is not a UUID', async () => {
       // Act & Assess
       await expect(
-        listNodePods(db, otherClusterId, nodeA, {}),
-      ).rejects.toBeInstanceOf(NotFoundError);
+        listNodePods(db, clusterId, 'x', { sort: 'size' }),
+      ).rejects.toBeInstanceOf(InvalidParamError);
     });
   });
 });

@@ -132,10 +132,26 @@ describe('inventory workloads', () => {
     expect(result.meta.total).toBe(2);
   });
 
-  it("answers 404 for this cluster's workload under another cluster", async () => {
-    // Act & Assess
-    await expect(
-      listWorkloadPods(db, otherClusterId, workloadId, {}),
-    ).rejects.toThrow('workload not found');
+  it("lists none of this cluster's pods for its workload under another cluster", async () => {
+    // Act
+    const result = await listWorkloadPods(db, otherClusterId, workloadId, {});
+
+    // Assess: only the other cluster's own pod that points at the workload
+    // (the fixture's; a sync links pods to their cluster's workloads).
+    expect(result.data.parse().map((p) => [p.name, p.cluster_id])).toEqual([
+      ['checkout-api-9', otherClusterId],
+    ]);
+  });
+
+  it.each([
+    ['an unknown id', () => randomUUID()],
+    ['an id that is not a UUID', () => 'x'],
+  ])('has no pods for %s', async (_, workload) => {
+    // Act
+    const result = await listWorkloadPods(db, clusterId, workload(), {});
+
+    // Assess
+    expect(result.data.parse()).toEqual([]);
+    expect(result.meta).toEqual({ total: 0, page: 1, per_page: 50 });
   });
 });
