@@ -1,7 +1,8 @@
 /**
- * `page` and `per_page` for the paged lists: positive integers, `page`
- * defaulting to 1, `per_page` to the route's default; a `per_page` above the
- * route's maximum is clamped to it (the clusters list's rule), not refused.
+ * `page` and `per_page` for every paged list: positive integers, `page`
+ * defaulting to 1 (at most MAX_PAGE), `per_page` to the route's default; a
+ * `per_page` above the route's maximum is clamped to it (the clusters
+ * list's rule), not refused. An empty value is the default.
  * The meta every paged list returns is `{total, page, per_page}` with the
  * per_page actually used.
  */
@@ -19,22 +20,35 @@ export interface PageMeta {
   [key: string]: unknown;
 }
 
-/** Bounds `page` so the offset stays well inside a bigint. */
-const MAX_PAGE = 2_147_483_647;
+/** Pages past this are refused (400) rather than scanned. */
+export const MAX_PAGE = 1_000_000;
 
-const positiveInt = (name: string, max: number) =>
+const DIGITS = /^[0-9]+$/;
+
+/** A positive integer in decimal digits; an empty value counts as absent. */
+const positiveInt = (name: string) =>
   z
     .string()
-    .regex(/^\d{1,10}$/, `${name} must be a positive integer`)
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= max, `${name} must be a positive integer`);
+    .refine(
+      (v) => v === '' || (DIGITS.test(v) && Number(v) >= 1),
+      `${name} must be a positive integer`,
+    )
+    .transform((v) => (v === '' ? undefined : Number(v)));
 
-/** zod fields for a paged list; spread them into the route's query schema. */
+/**
+ * zod fields for a paged list; spread them into the route's query schema.
+ * A per_page above `maxPerPage`, however large, is clamped to it.
+ */
 export function pagingFields(maxPerPage: number) {
   return {
-    page: positiveInt('page', MAX_PAGE).optional(),
-    per_page: positiveInt('per_page', MAX_PAGE)
-      .transform((n) => Math.min(n, maxPerPage))
+    page: positiveInt('page')
+      .refine(
+        (n) => n === undefined || n <= MAX_PAGE,
+        `page must be at most ${MAX_PAGE}`,
+      )
+      .optional(),
+    per_page: positiveInt('per_page')
+      .transform((n) => (n === undefined ? undefined : Math.min(n, maxPerPage)))
       .optional(),
   } as const;
 }

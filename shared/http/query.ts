@@ -96,7 +96,10 @@ export interface QueryOptions {
   invalidParam?: readonly string[];
 }
 
-function errorClassOf(name: string, options: QueryOptions): ParamErrorClass {
+function errorClassOf(
+  name: string,
+  options: Pick<QueryOptions, 'invalidParam'>,
+): ParamErrorClass {
   return options.invalidParam?.includes(name)
     ? InvalidParamError
     : ValidationError;
@@ -138,13 +141,32 @@ export function parseQuery<S extends z.ZodObject>(
   options: Omit<QueryOptions, 'known'> = {},
 ): z.output<S> {
   const queryOptions = { ...options, known: Object.keys(schema.shape) };
-  const values = readQuery(rawQueryString, queryOptions);
+  return validateQuery(
+    schema,
+    readQuery(rawQueryString, queryOptions),
+    queryOptions,
+  );
+}
+
+/**
+ * Validates parameter values already read against `schema`; the first
+ * failing parameter names the 400 (`invalid_param` for those in
+ * `options.invalidParam`, else `bad_request`).
+ */
+export function validateQuery<S extends z.ZodObject>(
+  schema: S,
+  values: Readonly<Record<string, string | undefined>>,
+  options: Pick<QueryOptions, 'invalidParam'> = {},
+): z.output<S> {
   const result = schema.safeParse(values);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const param = String(issue?.path[0] ?? '');
-  const ErrorClass = errorClassOf(param, queryOptions);
-  throw new ErrorClass(`${param}: ${issue?.message ?? 'invalid value'}`, {
-    details: { param },
-  });
+  const message = issue?.message ?? 'invalid value';
+  const ErrorClass = errorClassOf(param, options);
+  // The schemas' messages name their parameter; a generic one gets it.
+  throw new ErrorClass(
+    message.startsWith(param) ? message : `${param}: ${message}`,
+    { details: { param } },
+  );
 }

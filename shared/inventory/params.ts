@@ -9,14 +9,18 @@
  * The values come from {@link parseQueryString} (shared/http/query.ts) of
  * `event.rawQueryString`, which keeps every occurrence of a parameter.
  */
+import { z } from 'zod';
 import { InvalidParamError, ValidationError } from '../errors.ts';
+import {
+  offsetOf,
+  type Paging as PageRequest,
+  pagingFields,
+  pagingOf,
+} from '../http/paging.ts';
 import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
-import { type QueryParams, readValue } from '../http/query.ts';
+import { type QueryParams, readValue, validateQuery } from '../http/query.ts';
 import { CONTROL_CHARACTER, SEARCH_MAX_LENGTH } from '../http/search.ts';
 
-export const DEFAULT_PAGE = 1;
-/** Pages past this are refused (400) rather than scanned. */
-export const MAX_PAGE = 1_000_000;
 export const DEFAULT_PER_PAGE = 50;
 /**
  * per_page above this is clamped to it (as List Clusters clamps its own
@@ -94,43 +98,20 @@ export function unknownSortKeyError(
   );
 }
 
-export interface Paging {
-  page: number;
-  perPage: number;
+export interface Paging extends PageRequest {
   offset: number;
 }
 
-const DIGITS = /^[0-9]+$/;
-
-function parseCount(
-  params: QueryParams,
-  name: string,
-  fallback: number,
-): number {
-  const raw = readParam(params, name);
-  if (raw === undefined || raw === '') return fallback;
-  const value = DIGITS.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ValidationError(`${name} must be a positive integer`, {
-      details: { param: name },
-    });
-  }
-  return value;
-}
+const PAGING_SCHEMA = z.object(pagingFields(MAX_PER_PAGE));
 
 /** page (default 1, at most MAX_PAGE) and per_page (default 50, clamped). */
 export function parsePaging(params: QueryParams): Paging {
-  const page = parseCount(params, 'page', DEFAULT_PAGE);
-  if (page > MAX_PAGE) {
-    throw new ValidationError(`page must be at most ${MAX_PAGE}`, {
-      details: { param: 'page' },
-    });
-  }
-  const perPage = Math.min(
-    parseCount(params, 'per_page', DEFAULT_PER_PAGE),
-    MAX_PER_PAGE,
-  );
-  return { page, perPage, offset: (page - 1) * perPage };
+  const { page, per_page } = validateQuery(PAGING_SCHEMA, {
+    page: readParam(params, 'page'),
+    per_page: readParam(params, 'per_page'),
+  });
+  const paging = pagingOf({ page, per_page }, DEFAULT_PER_PAGE);
+  return { ...paging, offset: offsetOf(paging) };
 }
 
 /** Checks one filter value; returns it as the store compares it. */

@@ -132,14 +132,26 @@ describe('list clusters', () => {
     }
   });
 
-  it('clamps per_page above 100 to 100 and echoes it', async () => {
+  it.each(['1000', '99999999999999999999'])(
+    'clamps per_page=%s to 100 and echoes it',
+    async (perPage) => {
+      // Act
+      const response = await pagingList(`?per_page=${perPage}`);
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.meta).toEqual({ total: 25, page: 1, per_page: 100 });
+      expect(response.body.data).toHaveLength(25);
+    },
+  );
+
+  it('takes an empty page or per_page as the default', async () => {
     // Act
-    const response = await pagingList('?per_page=1000');
+    const response = await pagingList('?page=&per_page=');
 
     // Assess
     expect(response.status).toBe(200);
-    expect(response.body.meta).toEqual({ total: 25, page: 1, per_page: 100 });
-    expect(response.body.data).toHaveLength(25);
+    expect(response.body.meta).toEqual({ total: 25, page: 1, per_page: 20 });
   });
 
   it('serves later pages, and an empty page past the end with the total', async () => {
@@ -183,6 +195,7 @@ describe('list clusters', () => {
   it.each([
     ['?page=0', 'page'],
     ['?page=-1', 'page'],
+    ['?page=1000001', 'page'],
     ['?per_page=0', 'per_page'],
     ['?per_page=abc', 'per_page'],
     ['?page=1&page=2', 'page', 'repeated'],

@@ -219,9 +219,21 @@ describe('parsePaging', () => {
     });
   });
 
-  it('clamps per_page to the maximum', () => {
+  it('clamps per_page to the maximum, however large', () => {
     // Act & Assess
     expect(parsePaging({ per_page: '100000' }).perPage).toBe(MAX_PER_PAGE);
+    expect(parsePaging({ per_page: '99999999999999999999' }).perPage).toBe(
+      MAX_PER_PAGE,
+    );
+  });
+
+  it('takes an empty page or per_page as the default', () => {
+    // Act & Assess
+    expect(parsePaging({ page: '', per_page: '' })).toEqual({
+      page: 1,
+      perPage: 50,
+      offset: 0,
+    });
   });
 
   it.each([
@@ -242,6 +254,9 @@ describe('parsePaging', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).not.toBeInstanceOf(InvalidParamError);
     expect((error as ValidationError).code).toBe('bad_request');
+    expect((error as ValidationError).details?.param).toBe(
+      Object.keys(params)[0],
+    );
   });
 });
 
