@@ -252,7 +252,9 @@ export const LISTS = {
   },
   /**
    * PostgreSQL keeps 24 hours of events (the 14-day copy is the events
-   * timeline). No q or sort: newest first, by last_seen.
+   * timeline). No q or sort: newest first, by seen_at (migrations/0007:
+   * last seen, else first seen, else created, else written), so an event an
+   * older agent reported with no last-seen time is listed too.
    */
   events: {
     table: 'k8s_events',
@@ -260,8 +262,8 @@ export const LISTS = {
     search: false,
     sortKeys: {},
     filters: { type: { column: 'type', rule: oneOf(EVENT_TYPES) } },
-    where: "last_seen >= now() - interval '24 hours'",
-    defaultOrder: ['last_seen desc', 'id'],
+    where: "seen_at >= now() - interval '24 hours'",
+    defaultOrder: ['seen_at desc', 'id'],
   },
 } as const satisfies Record<string, ListDefinition>;
 

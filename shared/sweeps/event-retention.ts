@@ -28,17 +28,17 @@ export interface RetentionSweepResult {
   deferred: number;
 }
 
-const EVENT_TIME = 'coalesce(last_seen, first_seen, created_at, updated_at)';
-
+// seen_at (migrations/0007): last seen, else first seen, else created, else
+// when the backend last wrote the row; the events list reads the same time.
 const LIST_CLUSTERS = `
-  select distinct cluster_id from k8s_events where ${EVENT_TIME} < $1`;
+  select distinct cluster_id from k8s_events where seen_at < $1`;
 
 const LOCK_SKIP = `select id from clusters where id = $1 for no key update skip locked`;
 const LOCK_WAIT = `select id from clusters where id = $1 for no key update`;
 
 const DELETE_EXPIRED = `
   with gone as (
-    delete from k8s_events where cluster_id = $1 and ${EVENT_TIME} < $2
+    delete from k8s_events where cluster_id = $1 and seen_at < $2
     returning 1
   )
   select count(*)::int as n from gone`;

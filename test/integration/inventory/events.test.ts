@@ -55,7 +55,24 @@ describe('listEvents', () => {
         message: 'older than a day',
         last_seen: ago(25),
       },
+      // Reported with no last-seen time (an agent older than v0.8.0): its
+      // time is the first-seen time, else the creation time, else when the
+      // backend wrote it (now, for this one).
       { namespace: 'shop', name: 'no-time', type: 'Warning', last_seen: null },
+      {
+        namespace: 'shop',
+        name: 'first-seen',
+        type: 'Normal',
+        last_seen: null,
+        first_seen: ago(0.5),
+      },
+      {
+        namespace: 'shop',
+        name: 'created-long-ago',
+        type: 'Normal',
+        last_seen: null,
+        created_at: ago(30),
+      },
     ]);
     await insertRows(db, 'k8s_events', otherClusterId, [
       { namespace: 'shop', name: 'other', type: 'Warning', last_seen: ago(1) },
@@ -65,17 +82,19 @@ describe('listEvents', () => {
     await database.drop();
   });
 
-  it('lists the last 24 hours of the cluster, newest first', async () => {
+  it('lists the last 24 hours of the cluster, newest first, events with no last-seen time too', async () => {
     // Act
     const result = await listEvents(db, clusterId, {});
 
     // Assess
-    expect(result.data.parse().map((e) => e.name)).toEqual([
-      'web.2',
-      'web.3',
-      'web.1',
+    expect(result.data.parse().map((e) => [e.name, e.last_seen])).toEqual([
+      ['no-time', null],
+      ['first-seen', null],
+      ['web.2', expect.any(String)],
+      ['web.3', expect.any(String)],
+      ['web.1', expect.any(String)],
     ]);
-    expect(result.meta).toEqual({ total: 3, page: 1, per_page: 50 });
+    expect(result.meta).toEqual({ total: 5, page: 1, per_page: 50 });
   });
 
   it('filters by type', async () => {
@@ -83,7 +102,11 @@ describe('listEvents', () => {
     const result = await listEvents(db, clusterId, { type: 'Warning' });
 
     // Assess
-    expect(result.data.parse().map((e) => e.name)).toEqual(['web.2', 'web.3']);
+    expect(result.data.parse().map((e) => e.name)).toEqual([
+      'no-time',
+      'web.2',
+      'web.3',
+    ]);
   });
 
   it('refuses an unknown type as bad_request', async () => {
@@ -120,8 +143,11 @@ describe('listEvents', () => {
     });
 
     // Assess
-    expect(first.data.parse().map((e) => e.name)).toEqual(['web.2', 'web.3']);
-    expect(second.data.parse().map((e) => e.name)).toEqual(['web.1']);
-    expect(second.meta).toEqual({ total: 3, page: 2, per_page: 2 });
+    expect(first.data.parse().map((e) => e.name)).toEqual([
+      'no-time',
+      'first-seen',
+    ]);
+    expect(second.data.parse().map((e) => e.name)).toEqual(['web.2', 'web.3']);
+    expect(second.meta).toEqual({ total: 5, page: 2, per_page: 2 });
   });
 });

@@ -226,9 +226,9 @@ describe('buildListQuery', () => {
 
     // Assess
     expect(statement.text).toContain(
-      "where cluster_id = $1 and type = $2 and last_seen >= now() - interval '24 hours'",
+      "where cluster_id = $1 and type = $2 and seen_at >= now() - interval '24 hours'",
     );
-    expect(statement.text).toContain('order by last_seen desc, id');
+    expect(statement.text).toContain('order by seen_at desc, id');
     expect(statement.text).not.toContain('ilike');
   });
 
