@@ -68,7 +68,10 @@ export async function applyWorkloadFacts(
     notNewer: 0,
   };
   const candidates: Pending[] = [];
-  for (const workload of input.workloads) {
+  // A workload listed twice is one workload: the last entry wins, as it
+  // does for the workloads table, so it gets at most one change row.
+  const workloads = new Map(input.workloads.map((w) => [workloadKey(w), w]));
+  for (const workload of workloads.values()) {
     const facts = workload.spec_facts;
     if (!facts) continue; // absent means unknown: the stored set is kept
     const digest = factsDigest(facts);

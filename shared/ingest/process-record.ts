@@ -260,14 +260,21 @@ function report(
     MetricUnit.Seconds,
     result.durationMs / 1000,
   );
-  if (result.outcome === 'skipped_older') {
+  if (result.outcome === 'skipped_not_newer') {
     metrics.addMetric(MetricName.snapshotsSkipped, MetricUnit.Count, 1);
+    metrics.addMetric(
+      MetricName.specFactsNotNewer,
+      MetricUnit.Count,
+      result.facts.notNewer,
+    );
     return;
   }
   metrics.addMetric(MetricName.clustersSynced, MetricUnit.Count, 1);
+  // The spec's node and workload "upserts": every row the snapshot carried,
+  // written or found unchanged by its digest.
   const nodes = result.kinds.nodes;
   if (nodes !== undefined) {
-    metrics.addMetric(MetricName.nodesSynced, MetricUnit.Count, nodes.upserted);
+    metrics.addMetric(MetricName.nodesSynced, MetricUnit.Count, nodes.received);
     for (const outcome of ['linked', 'unlinked'] as const) {
       const single = metrics.singleMetric();
       single.addDimension('result', outcome);
@@ -283,7 +290,7 @@ function report(
     metrics.addMetric(
       MetricName.workloadsSynced,
       MetricUnit.Count,
-      workloads.upserted,
+      workloads.received,
     );
   }
   metrics.addMetric(

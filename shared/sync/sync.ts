@@ -61,7 +61,11 @@ export interface KindCounts {
 export interface SyncResult {
   /** What the facts step did (workload change records). */
   facts: FactsStepResult;
-  outcome: 'applied' | 'skipped_older';
+  /**
+   * skipped_not_newer: the snapshot is not newer than the one applied (an
+   * older one redelivered late, or a replay of the same one): a no-op.
+   */
+  outcome: 'applied' | 'skipped_not_newer';
   clusterId: string;
   clientId: string;
   environmentId: string;
@@ -289,13 +293,26 @@ export async function syncInventory(
           snapshotAt,
           clamped,
         };
-        if (cluster.last_snapshot_at && cluster.last_snapshot_at > snapshotAt) {
+        if (
+          cluster.last_snapshot_at &&
+          cluster.last_snapshot_at >= snapshotAt
+        ) {
+          // Not newer: an older snapshot redelivered late, or a replay (an
+          // equal time). Nothing is written; its workloads are counted as
+          // skipped for change purposes.
           return {
             ...base,
-            outcome: 'skipped_older' as const,
+            outcome: 'skipped_not_newer' as const,
             kinds: {},
             linkage: { linked: 0, unlinked: 0 },
-            facts: NO_FACTS,
+            facts: {
+              ...NO_FACTS,
+              notNewer: new Set(
+                (inventory.workloads ?? []).map(
+                  (w) => `${w.kind}/${w.namespace}/${w.name}`,
+                ),
+              ).size,
+            },
             durationMs: performance.now() - started,
           };
         }

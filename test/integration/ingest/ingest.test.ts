@@ -217,7 +217,7 @@ describe('ingest (NATS → bridge → SQS FIFO → sync handler → PostgreSQL)'
     expect(world.processed.map((p) => [p.streamSeq, p.outcome])).toEqual([
       [firstSeq, 'applied'],
       [secondSeq, 'applied'],
-      [staleSeq, 'skipped_older'],
+      [staleSeq, 'skipped_not_newer'],
     ]);
     const cluster = await world.clusterOf(agentId);
     expect(cluster?.last_snapshot_at.toISOString()).toBe(

@@ -304,6 +304,46 @@ describe('workload change records', () => {
     expect(result.facts.baselined).toBe(1);
   });
 
+  it('writes one change row for a workload the snapshot lists twice: the last entry wins', async () => {
+    // Prepare
+    const agent = randomUUID();
+    await run(agent, { minutes: 0, specFacts: facts() });
+    const twice = snapshot(agent, {
+      minutes: 5,
+      specFacts: facts({ replicas: 4 }),
+    });
+    const [first] = twice.workloads ?? [];
+    if (!first) throw new Error('fixture has a workload');
+    twice.workloads = [
+      first,
+      { ...first, spec_facts: facts({ replicas: 6 }), replicas_desired: 6 },
+    ];
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      {
+        clientSlug: tenant.clientSlug,
+        envSlug: tenant.envSlug,
+        agentId: agent,
+      },
+      twice,
+      { now: () => new Date(T0 + 60 * 60_000) },
+    );
+
+    // Assess
+    const rows = await changeRows(result.clusterId);
+    expect(rows.map((r) => r.summary)).toEqual([
+      'Deployment shop/checkout-api scaled 3 → 6',
+    ]);
+    const stored = await queryOne(
+      database.db,
+      "select spec_facts ->> 'replicas' as replicas from k8s_workloads where cluster_id = $1",
+      [result.clusterId],
+    );
+    expect(stored.replicas).toBe('6');
+  });
+
   it('counts a replayed snapshot as not newer and records nothing', async () => {
     // Prepare
     const agent = randomUUID();
@@ -328,7 +368,8 @@ describe('workload change records', () => {
     const late = await run(agent, { minutes: 5, specFacts: facts() });
 
     // Assess
-    expect(late.outcome).toBe('skipped_older');
+    expect(late.outcome).toBe('skipped_not_newer');
+    expect(late.facts.notNewer).toBe(1);
     const rows = await changeRows(late.clusterId);
     expect(rows.map((r) => r.summary)).toEqual([
       'Deployment shop/checkout-api scaled 3 → 5',

@@ -217,15 +217,41 @@ describe('syncInventory', () => {
     // Act
     const replay = await syncInventory(database.db, subject, inv, options);
 
+    // Assess: a replay (an equal snapshot time) is a no-op, the cluster
+    // row included; its workloads count as not newer.
+    const after = await dumpCluster(database.db, first.clusterId);
+    expect(replay.outcome).toBe('skipped_not_newer');
+    expect(after).toEqual(before);
+    expect(replay.facts.notNewer).toBe(inv.workloads?.length);
+    expect(replay.facts.notNewer).toBeGreaterThan(0);
+  });
+
+  it('applies a later snapshot with the same content, writing only the cluster row', async () => {
+    // Prepare
+    const inv = small(3);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const first = await syncInventory(database.db, subject, inv, options);
+    const before = await dumpCluster(database.db, first.clusterId);
+    const later = {
+      ...inv,
+      timestamp: new Date(Date.parse(inv.timestamp) + 60_000).toISOString(),
+    };
+
+    // Act
+    const next = await syncInventory(database.db, subject, later, options);
+
     // Assess
     const after = await dumpCluster(database.db, first.clusterId);
-    // Only the cluster row itself moves (updated_at); no child row version changes.
+    expect(next.outcome).toBe('applied');
+    // Only the cluster row itself moves; no child row version changes.
     expect(after.filter((l) => !l.startsWith('cluster '))).toEqual(
       before.filter((l) => !l.startsWith('cluster ')),
     );
-    for (const counts of Object.values(replay.kinds)) {
+    expect(Object.keys(next.kinds).length).toBeGreaterThan(0);
+    for (const counts of Object.values(next.kinds)) {
       expect(counts.upserted).toBe(0);
       expect(counts.pruned).toBe(0);
+      expect(counts.unchanged).toBe(counts.received);
     }
   });
 
@@ -505,7 +531,7 @@ describe('syncInventory', () => {
     const result = await syncInventory(database.db, subject, older, options);
 
     // Assess
-    expect(result.outcome).toBe('skipped_older');
+    expect(result.outcome).toBe('skipped_not_newer');
     expect(await dumpCluster(database.db, clusterId)).toEqual(before);
   });
 
@@ -879,10 +905,14 @@ describe('node-host linkage', () => {
       [tenant.clientId, tenant.environmentId, inv.nodes?.[0]?.name],
     );
 
-    // Act
-    const second = await syncInventory(database.db, subject, inv, {
-      now: () => new Date(inv.timestamp),
-    });
+    // Act: the next snapshot, a minute later
+    const later = new Date(Date.parse(inv.timestamp) + 60_000);
+    const second = await syncInventory(
+      database.db,
+      subject,
+      { ...inv, timestamp: later.toISOString() },
+      { now: () => later },
+    );
 
     // Assess
     expect(first.linkage).toEqual({ linked: 0, unlinked: 2 });
