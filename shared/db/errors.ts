@@ -56,6 +56,54 @@ export function isTransientDbError(error: unknown): boolean {
   return false;
 }
 
+/** The data errors a refused write can name, without the value itself. */
+const DATA_ERRORS: Readonly<Record<string, string>> = {
+  '22001': 'a string too long for its column',
+  '22003': 'a number out of range for its column',
+  '22007': 'a malformed date or time',
+  '22008': 'a date or time out of range',
+  '22021': 'a character the database cannot store',
+  '22P02': 'a value of the wrong form',
+  '22P05': 'a character the database cannot store',
+  '23502': 'a required value missing',
+  '23503': 'a reference to a row that does not exist',
+  '23505': 'two rows with the same key',
+  '23514': 'a value that breaks a rule',
+};
+
+export interface RefusedData {
+  sqlState: string;
+  /** What was wrong, in words; never the value. */
+  problem: string;
+  /** The column or constraint PostgreSQL named, when it did. */
+  where: string | undefined;
+}
+
+/**
+ * A statement refused for the data it carried: SQLSTATE class 22 (data
+ * exception) or 23 (integrity constraint violation). Whether that is the
+ * data's fault for good is the caller's call: a unique violation can also
+ * come from a concurrent writer.
+ */
+export function refusedDataOf(error: unknown): RefusedData | undefined {
+  const state = sqlStateOf(error);
+  if (state === undefined || !/^2[23]/.test(state)) return undefined;
+  const fields = error as { column?: unknown; constraint?: unknown };
+  const name = (value: unknown) =>
+    typeof value === 'string' && value !== '' ? value : undefined;
+  const column = name(fields.column);
+  const constraint = name(fields.constraint);
+  return {
+    sqlState: state,
+    problem: DATA_ERRORS[state] ?? `SQLSTATE ${state}`,
+    where: column
+      ? `column ${column}`
+      : constraint
+        ? `constraint ${constraint}`
+        : undefined,
+  };
+}
+
 export function translateDbError(error: unknown): unknown {
   const state = sqlStateOf(error);
   if (state === undefined || !(error instanceof Error)) return error;

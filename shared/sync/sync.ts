@@ -16,6 +16,7 @@ import {
   type FactsStepResult,
   factsDigest,
 } from '../changes/workload-changes.ts';
+import { refusedDataOf } from '../db/errors.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
@@ -242,8 +243,9 @@ const identitySpan: SpanRunner = (_name, fn) => fn();
 
 /**
  * Applies one snapshot. Throws RejectedInventoryError for a message that can
- * never apply (unknown tenant, agent mismatch); any other error is worth a
- * retry and leaves the database as it was.
+ * never apply (unknown tenant, agent mismatch, a value PostgreSQL cannot
+ * store: refusalOf); any other error is worth a retry. Either way the
+ * database is left as it was.
  */
 export async function syncInventory(
   db: Db,
@@ -449,6 +451,25 @@ function prepareKind(
   };
 }
 
+/**
+ * A write of the cluster's own rows that PostgreSQL refused for the data it
+ * carried (a number past its column's range, two nodes with one uid, an
+ * address `inet` cannot read) would fail the same way on every retry: the
+ * cluster is locked, so no other writer can be the cause. It becomes a
+ * refusal, recorded and counted, naming the snapshot's field and what
+ * PostgreSQL named (never the value); the transaction is rolled back, so
+ * nothing of the snapshot is applied. Anything else is rethrown for a retry.
+ */
+function refusalOf(error: unknown, field: string): unknown {
+  const refused = refusedDataOf(error);
+  if (refused === undefined) return error;
+  const where = refused.where === undefined ? '' : ` (${refused.where})`;
+  return new RejectedInventoryError(
+    `${field}: the database refused ${refused.problem}${where}`,
+    { cause: error },
+  );
+}
+
 /** Steps 3 to 16: upsert every collected kind, link nodes, prune, count. */
 async function applyKinds(
   tx: Tx,
@@ -485,7 +506,11 @@ async function applyKinds(
     const storedRows = prepared.stored;
     const write = async () => {
       if (prepared.json !== undefined) {
-        await upsertRows(tx, kind, cluster.id, prepared.json);
+        await upsertRows(tx, kind, cluster.id, prepared.json).catch(
+          (error: unknown) => {
+            throw refusalOf(error, kind);
+          },
+        );
       }
       if (kind === 'nodes') {
         const nodes = inventory.nodes ?? [];
@@ -495,7 +520,9 @@ async function applyKinds(
           tenant.environment_id,
           nodes.map((n) => n.name),
           nodeAddressPairs(nodes),
-        );
+        ).catch((error: unknown) => {
+          throw refusalOf(error, 'nodes');
+        });
       }
       if (kind === 'workloads') {
         facts = await applyWorkloadFacts(tx, {

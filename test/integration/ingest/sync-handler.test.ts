@@ -76,6 +76,12 @@ function recordOf(
   };
 }
 
+/** The parts of a generated inventory the refusal cases spoil. */
+interface Spoilable {
+  pods: [{ restart_count?: number }];
+  nodes: [{ uid?: string }, { uid?: string }];
+}
+
 describe('sync handler', () => {
   let database: TestDatabase;
   let tenant: Tenant;
@@ -265,6 +271,54 @@ describe('sync handler', () => {
     });
     expect(JSON.stringify(warn)).not.toContain('schema_version');
   });
+
+  it.each([
+    [
+      'a count past its column',
+      (inv: Spoilable) => {
+        inv.pods[0].restart_count = 3_000_000_000;
+      },
+      /^pods: the database refused a number out of range for its column/,
+    ],
+    [
+      'two nodes with one uid',
+      (inv: Spoilable) => {
+        inv.nodes[1].uid = inv.nodes[0].uid;
+      },
+      /^nodes: the database refused two rows with the same key \(constraint \w+\)$/,
+    ],
+  ])(
+    'refuses and records a snapshot with %s that PostgreSQL cannot store, and applies none of it',
+    async (_, spoil, reason) => {
+      // Prepare
+      const refused = valid();
+      const inventory = JSON.parse(refused.record.body);
+      spoil(inventory);
+      refused.record.body = JSON.stringify(inventory);
+      const out = captureStdout();
+
+      // Act
+      let response: Awaited<ReturnType<typeof handler>>;
+      try {
+        response = await handler({ Records: [refused.record] }, syncContext());
+      } finally {
+        out.restore();
+      }
+
+      // Assess
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await clusterOf(refused.agentId)).toBeUndefined();
+      const rows = await query<{ reason: string }>(
+        database.db,
+        'select reason from ingest_rejections where agent_id = $1',
+        [refused.agentId],
+      );
+      expect(rows.map((r) => r.reason)).toEqual([
+        expect.stringMatching(reason),
+      ]);
+      expect(rows[0]?.reason).not.toContain('3000000000');
+    },
+  );
 
   it('logs a snapshot stamped in the future as clamped, and the sync with its counts and metrics', async () => {
     // Prepare
