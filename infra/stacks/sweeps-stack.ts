@@ -69,7 +69,7 @@ export class SweepsStack extends Stack {
       ...common,
       entry: 'functions/sweeps/event-retention.ts',
       functionName: names.eventRetention,
-      description: 'Deletes expired events and drops expired event partitions',
+      description: 'Deletes Kubernetes events past the retention period',
       timeout: Duration.minutes(5),
       environment: {
         EVENT_RETENTION_HOURS: String(parameters.eventRetentionHours),

@@ -299,7 +299,7 @@ export async function updateClusterAndAsset(
     `update clusters set
        name = $2, display_name = $3, uid = $4, version = $5, platform = $6,
        distribution = $7, api_server_url = $8, cluster_cidr = $9,
-       service_cidr = $10, dns_domain = $11, cloud_provider = $12,
+       service_cidr = $10, dns_domain = coalesce($11, 'cluster.local'), cloud_provider = $12,
        cloud_region = $13, cloud_account_id = $14, status = $15,
        agent_version = $16, collection = $17::jsonb,
        agent_status = 'connected',

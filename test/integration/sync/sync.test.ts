@@ -183,6 +183,39 @@ describe('syncInventory', () => {
     expect(after).toEqual({ ns: 0, node: 0 });
   });
 
+  it('stores the DNS domain the agent reports, else cluster.local', async () => {
+    // Prepare
+    const reported = small(31);
+    reported.cluster.dns_domain = 'corp.internal';
+    const unreported = small(32);
+    unreported.cluster.dns_domain = null;
+
+    // Act
+    const ids = [];
+    for (const inv of [reported, unreported]) {
+      const { clusterId } = await syncInventory(
+        database.db,
+        subjectOf(tenant, inv.agent_id),
+        inv,
+        options,
+      );
+      ids.push(clusterId);
+    }
+
+    // Assess
+    const stored = await query<{ id: string; dns_domain: string }>(
+      database.db,
+      'select id, dns_domain from clusters where id = any($1::uuid[])',
+      [ids],
+    );
+    expect(Object.fromEntries(stored.map((r) => [r.id, r.dns_domain]))).toEqual(
+      {
+        [ids[0] as string]: 'corp.internal',
+        [ids[1] as string]: 'cluster.local',
+      },
+    );
+  });
+
   it('drops NUL characters PostgreSQL cannot store instead of refusing the cluster', async () => {
     // Prepare
     const inv = small(18);
