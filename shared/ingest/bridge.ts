@@ -560,7 +560,10 @@ export class Bridge {
           refusal = this.#prepare(item);
         } catch (error) {
           this.#held.shift();
-          this.#nak(item, `could not be encoded: ${errorText(error)}`);
+          const reason = `could not be encoded: ${errorText(error)}`;
+          // No delivery follows the last: recorded, not lost.
+          if (this.#isLastDelivery(item)) await this.#reject(item, reason);
+          else this.#nak(item, reason);
           continue;
         }
         if (refusal !== undefined) {
@@ -861,12 +864,20 @@ export class Bridge {
     try {
       await this.#o.onReject?.(info);
     } catch (error) {
-      logger.error('recording a rejection failed; will retry', {
+      if (!this.#isLastDelivery(item)) {
+        logger.error('recording a rejection failed; will retry', {
+          ...info,
+          error: errorText(error),
+        });
+        this.#nak(item, 'rejection not recorded');
+        return;
+      }
+      // JetStream will not deliver it again: it is terminated and counted
+      // as rejected, and this error log is where its reason is kept.
+      logger.error('rejection not recorded by the last delivery; terminated', {
         ...info,
         error: errorText(error),
       });
-      this.#nak(item, 'rejection not recorded');
-      return;
     }
     try {
       // Servers before 2.11 ignore a "+TERM" that carries a reason.

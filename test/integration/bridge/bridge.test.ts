@@ -13,6 +13,7 @@ import {
   createSqsClient,
   startOutageSwitch,
 } from '../../helpers/sqs.ts';
+import { captureStdout } from '../sweeps/support.ts';
 import {
   eventually,
   inventoryBody,
@@ -234,6 +235,53 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       forwarded: 0,
     });
     expect(info.ack_floor.stream_seq).toBe(seq);
+  });
+
+  it('terminates a message by its last delivery even when its rejection cannot be recorded, and logs why', async () => {
+    // Prepare: a message too big for the queue even as a claim check, and
+    // a rejection store that is down.
+    const s = await stackOf();
+    const bridge = await s.startBridge({
+      maxDeliver: 2,
+      maxBytes: 200,
+      onReject: async () => {
+        throw new Error('database unreachable');
+      },
+    });
+    const out = captureStdout();
+    cleanups.push(async () => out.restore());
+
+    // Act
+    const seq = await s.publish(inventorySubject(), inventoryBody(1_000));
+    const info = await eventually('the consumer settled', async () => {
+      const current = await s.consumerInfo();
+      return current.ack_floor.stream_seq === seq && current;
+    });
+    out.restore();
+
+    // Assess
+    expect(info.num_ack_pending).toBe(0);
+    expect(bridge.stats()).toMatchObject({ rejected: 1, forwarded: 0 });
+    const logged = out.json();
+    // The first delivery is retried, the last one settles it.
+    expect(
+      logged.filter(
+        (l) =>
+          l.message === 'inventory not forwarded; will retry' &&
+          l.streamSeq === seq,
+      ),
+    ).toHaveLength(1);
+    expect(
+      logged.find(
+        (l) =>
+          l.message ===
+          'rejection not recorded by the last delivery; terminated',
+      ),
+    ).toMatchObject({
+      level: 'ERROR',
+      streamSeq: seq,
+      reason: expect.stringMatching(/^could not be encoded: RangeError: /),
+    });
   });
 
   it('queues a message once when the bridge dies between the send and the ack', async () => {
