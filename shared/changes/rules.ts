@@ -78,3 +78,44 @@ export function clampSnapshotTime(stamp: Date, now: Date): ClampedTime {
   if (stamp.getTime() > limit) return { at: new Date(limit), clamped: true };
   return { at: stamp, clamped: false };
 }
+
+/** A snapshot's place in its cluster's order. */
+export interface SnapshotOrder {
+  /** The snapshot time used: the agent's stamp, clamped. */
+  at: Date;
+  /** The agent's own stamp. */
+  stamp: Date;
+  /** Its JetStream stream sequence, when it came through the stream. */
+  streamSeq: number | undefined;
+}
+
+/**
+ * Whether `incoming` is newer than the snapshot already `applied` (none: it
+ * is). Not newer when its clamped time is not later: an older snapshot
+ * delivered late, or a replay of the same one.
+ *
+ * For an agent whose clock runs more than a minute fast, every stamp is
+ * clamped to processing time plus a minute, so an older snapshot delivered
+ * late (the bridge forwards one out of order rather than lose it) would look
+ * newer by the clamped time alone. It is not newer either when its stream
+ * sequence and the agent's own stamp both say it is older. Either alone could
+ * mislead: a recreated stream numbers from 1 again, and a clock corrected
+ * after running a day ahead stamps honest snapshots earlier than the stored
+ * one (the reason for the clamp).
+ */
+export function isNewerSnapshot(
+  applied:
+    | { at: Date | null; stamp: Date | null; streamSeq: number | null }
+    | undefined,
+  incoming: SnapshotOrder,
+): boolean {
+  if (applied?.at == null) return true;
+  if (incoming.at <= applied.at) return false;
+  const olderByBoth =
+    incoming.streamSeq !== undefined &&
+    applied.streamSeq !== null &&
+    applied.stamp !== null &&
+    incoming.streamSeq <= applied.streamSeq &&
+    incoming.stamp <= applied.stamp;
+  return !olderByBoth;
+}

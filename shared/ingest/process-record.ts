@@ -113,6 +113,7 @@ export async function processRecord(
     decodeMs = Date.now() - startedAt;
 
     const result = await syncInventory(deps.db, parsedSubject, inventory, {
+      streamSeq,
       timeoutMs: deps.timeoutMs,
       eventRetentionHours: deps.eventRetentionHours,
       ...(deps.span ? { span: deps.span } : {}),

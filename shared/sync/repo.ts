@@ -3,6 +3,8 @@
  * load, from the kind table (identifiers from constants only); every value
  * travels as a parameter.
  */
+
+import type { SnapshotOrder } from '../changes/rules.ts';
 import { type Queryable, query, queryMaybeOne, queryOne } from '../db/pool.ts';
 import type { Cluster } from '../wire/inventory.ts';
 import {
@@ -201,6 +203,8 @@ export interface LockedCluster {
   asset_id: string;
   name: string;
   last_snapshot_at: Date | null;
+  last_snapshot_stamp: Date | null;
+  last_stream_seq: number | null;
 }
 
 /**
@@ -215,7 +219,9 @@ export function lockCluster(
 ): Promise<LockedCluster | undefined> {
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
-    `select id, asset_id, name, last_snapshot_at from clusters
+    `select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
+            last_stream_seq
+     from clusters
      where environment_id = $1 and agent_id = $2
      for no key update`,
     [environmentId, agentId],
@@ -288,7 +294,7 @@ export async function updateClusterAndAsset(
   cluster: LockedCluster,
   facts: ClusterFacts,
   assetStatus: string,
-  snapshotAt: Date,
+  snapshot: SnapshotOrder,
 ): Promise<void> {
   await tx.query(
     `update assets set name = $2, status = $3, updated_at = now()
@@ -305,6 +311,7 @@ export async function updateClusterAndAsset(
        agent_status = 'connected',
        last_seen_at = greatest(last_seen_at, $18),
        last_snapshot_at = greatest(last_snapshot_at, $18),
+       last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()
      where id = $1`,
     [
@@ -325,7 +332,9 @@ export async function updateClusterAndAsset(
       facts.status,
       facts.agent_version,
       JSON.stringify(facts.collection ?? null),
-      snapshotAt,
+      snapshot.at,
+      snapshot.stamp,
+      snapshot.streamSeq ?? null,
     ],
   );
 }

@@ -10,7 +10,7 @@
  */
 import { hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
-import { clampSnapshotTime } from '../changes/rules.ts';
+import { clampSnapshotTime, isNewerSnapshot } from '../changes/rules.ts';
 import {
   applyWorkloadFacts,
   type FactsStepResult,
@@ -90,6 +90,8 @@ export interface SyncOptions {
   span?: SpanRunner;
   /** Test seam: runs after the upserts, before the prune. */
   beforePrune?: (tx: Tx) => Promise<void>;
+  /** The message's JetStream stream sequence (isNewerSnapshot). */
+  streamSeq?: number | undefined;
 }
 
 /** The spec's cluster status → asset status mapping. */
@@ -261,10 +263,9 @@ export async function syncInventory(
       `agent_id: ${inventory.agent_id} does not match the subject's agent ${subject.agentId}`,
     );
   }
-  const { at: snapshotAt, clamped } = clampSnapshotTime(
-    new Date(inventory.timestamp),
-    now,
-  );
+  const stamp = new Date(inventory.timestamp);
+  const { at: snapshotAt, clamped } = clampSnapshotTime(stamp, now);
+  const order = { at: snapshotAt, stamp, streamSeq: options.streamSeq };
   const status = inventory.cluster.status ?? 'unknown';
   const assetStatus = ASSET_STATUS[status] ?? 'active';
 
@@ -295,10 +296,12 @@ export async function syncInventory(
           snapshotAt,
           clamped,
         };
-        if (
-          cluster.last_snapshot_at &&
-          cluster.last_snapshot_at >= snapshotAt
-        ) {
+        const applied = {
+          at: cluster.last_snapshot_at,
+          stamp: cluster.last_snapshot_stamp,
+          streamSeq: cluster.last_stream_seq,
+        };
+        if (!isNewerSnapshot(applied, order)) {
           // Not newer: an older snapshot redelivered late, or a replay (an
           // equal time). Nothing is written; its workloads are counted as
           // skipped for change purposes.
@@ -340,7 +343,7 @@ export async function syncInventory(
             collection: inventory.collection ?? null,
           },
           assetStatus,
-          snapshotAt,
+          order,
         );
         return {
           ...base,

@@ -382,6 +382,51 @@ describe('workload change records', () => {
     expect(stored.spec_facts).toEqual(newer);
   });
 
+  it('ignores an older snapshot delivered late by an agent whose clock runs 10 minutes fast', async () => {
+    // Prepare: every stamp is clamped to processing time plus a minute.
+    const agent = randomUUID();
+    const subject = {
+      clientSlug: tenant.clientSlug,
+      envSlug: tenant.envSlug,
+      agentId: agent,
+    };
+    const sync = (
+      sentMinutes: number,
+      processedMinutes: number,
+      specFacts: SpecFacts,
+      streamSeq: number,
+    ) =>
+      syncInventory(
+        database.db,
+        subject,
+        snapshot(agent, { minutes: sentMinutes + 10, specFacts }),
+        {
+          now: () => new Date(T0 + processedMinutes * 60_000),
+          streamSeq,
+        },
+      );
+    await sync(0, 0, facts(), 1);
+    const newer = facts({ replicas: 5 });
+    await sync(1, 1, newer, 2);
+
+    // Act: the first snapshot again, three minutes on, behind the second.
+    const late = await sync(0, 3, facts(), 1);
+
+    // Assess
+    expect(late.clamped).toBe(true);
+    expect(late.outcome).toBe('skipped_not_newer');
+    const rows = await changeRows(late.clusterId);
+    expect(rows.map((r) => r.summary)).toEqual([
+      'Deployment shop/checkout-api scaled 3 → 5',
+    ]);
+    const stored = await queryOne(
+      database.db,
+      'select spec_facts from k8s_workloads where cluster_id = $1',
+      [late.clusterId],
+    );
+    expect(stored.spec_facts).toEqual(newer);
+  });
+
   it('clamps a stamp from a clock ahead, so later honest snapshots still record', async () => {
     // Prepare
     const agent = randomUUID();

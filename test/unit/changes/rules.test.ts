@@ -3,6 +3,7 @@ import {
   clampSnapshotTime,
   decideFactsAction,
   type FactsAction,
+  isNewerSnapshot,
   type StoredFacts,
 } from '../../../shared/changes/rules.ts';
 import type { SpecFacts } from '../../../shared/wire/spec-facts.ts';
@@ -176,5 +177,84 @@ describe('clampSnapshotTime', () => {
     // Assess
     expect(result.at.getTime()).toBe(now.getTime() + atOffsetMs);
     expect(result.clamped).toBe(clamped);
+  });
+});
+
+describe('isNewerSnapshot', () => {
+  const minute = 60_000;
+  const T = Date.parse('2026-10-01T12:00:00Z');
+  const at = (minutes: number) => new Date(T + minutes * minute);
+  /** What an agent whose clock runs `fastBy` minutes ahead sends at `sent`, processed at `processed`. */
+  const snapshot = (
+    sent: number,
+    processed: number,
+    streamSeq: number | undefined,
+    fastBy = 0,
+  ) => {
+    const stamp = at(sent + fastBy);
+    return {
+      at: clampSnapshotTime(stamp, at(processed)).at,
+      stamp,
+      streamSeq,
+    };
+  };
+  const applied = (s: ReturnType<typeof snapshot>) => ({
+    at: s.at,
+    stamp: s.stamp,
+    streamSeq: s.streamSeq ?? null,
+  });
+
+  it.each([
+    {
+      rule: 'takes the first snapshot of a cluster',
+      before: undefined,
+      incoming: snapshot(0, 0, 1),
+      newer: true,
+    },
+    {
+      rule: 'takes a later snapshot',
+      before: applied(snapshot(0, 0, 1)),
+      incoming: snapshot(5, 5, 2),
+      newer: true,
+    },
+    {
+      rule: 'skips a replay of the same snapshot',
+      before: applied(snapshot(0, 0, 1)),
+      incoming: snapshot(0, 3, 1),
+      newer: false,
+    },
+    {
+      rule: 'skips an older snapshot delivered late',
+      before: applied(snapshot(5, 5, 2)),
+      incoming: snapshot(0, 7, 1),
+      newer: false,
+    },
+    {
+      rule: 'skips an older snapshot delivered late by an agent 10 minutes fast, which the clamped time alone would take',
+      before: applied(snapshot(1, 1, 2, 10)),
+      incoming: snapshot(0, 3, 1, 10),
+      newer: false,
+    },
+    {
+      rule: 'takes honest snapshots after a clock that ran a day ahead is corrected',
+      before: applied(snapshot(0, 0, 1, 24 * 60)),
+      incoming: snapshot(5, 5, 2),
+      newer: true,
+    },
+    {
+      rule: 'takes a later snapshot after the stream was recreated (its sequence starts over)',
+      before: applied(snapshot(0, 0, 900)),
+      incoming: snapshot(5, 5, 1),
+      newer: true,
+    },
+    {
+      rule: 'goes by the clamped time when the sequence is unknown',
+      before: applied(snapshot(1, 1, undefined, 10)),
+      incoming: snapshot(0, 3, undefined, 10),
+      newer: true,
+    },
+  ])('$rule', ({ before, incoming, newer }) => {
+    // Act & Assess
+    expect(isNewerSnapshot(before, incoming)).toBe(newer);
   });
 });
