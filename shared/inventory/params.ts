@@ -106,11 +106,11 @@ const PAGING_SCHEMA = z.object(pagingFields(MAX_PER_PAGE));
 
 /** page (default 1, at most MAX_PAGE) and per_page (default 50, clamped). */
 export function parsePaging(params: QueryParams): Paging {
-  const { page, per_page } = validateQuery(PAGING_SCHEMA, {
+  const requested = validateQuery(PAGING_SCHEMA, {
     page: readParam(params, 'page'),
     per_page: readParam(params, 'per_page'),
   });
-  const paging = pagingOf({ page, per_page }, DEFAULT_PER_PAGE);
+  const paging = pagingOf(requested, DEFAULT_PER_PAGE);
   return { ...paging, offset: offsetOf(paging) };
 }
 
