@@ -222,9 +222,11 @@ function nodeAddressPairs(nodes: NonNullable<Inventory['nodes']>) {
   const ips: string[] = [];
   for (const node of nodes) {
     for (const a of node.addresses ?? []) {
+      // An address with a zone (fe80::1%eth0) is no `inet`: no host has it.
       if (
         (a.type === 'InternalIP' || a.type === 'ExternalIP') &&
-        isIP(a.address)
+        isIP(a.address) &&
+        !a.address.includes('%')
       ) {
         nodeNames.push(node.name);
         ips.push(a.address);
@@ -456,8 +458,8 @@ function prepareKind(
 
 /**
  * A write of the cluster's own rows that PostgreSQL refused for the data it
- * carried (a number past its column's range, two nodes with one uid, an
- * address `inet` cannot read) would fail the same way on every retry: the
+ * carried (two nodes with one uid; any value the wire schema let through
+ * and a column cannot hold) would fail the same way on every retry: the
  * cluster is locked, so no other writer can be the cause. It becomes a
  * refusal, recorded and counted, naming the snapshot's field and what
  * PostgreSQL named (never the value); the transaction is rolled back, so
@@ -523,9 +525,7 @@ async function applyKinds(
           tenant.environment_id,
           nodes.map((n) => n.name),
           nodeAddressPairs(nodes),
-        ).catch((error: unknown) => {
-          throw refusalOf(error, 'nodes');
-        });
+        );
       }
       if (kind === 'workloads') {
         facts = await applyWorkloadFacts(tx, {

@@ -89,7 +89,15 @@ const integerType = {
   },
 };
 const int = z.number(integerType).int();
-const count = int.min(0);
+/**
+ * Counts, replicas, ports and CPU millicores: 32-bit in Kubernetes' own API
+ * and in their columns, so a larger value is refused here, naming its field,
+ * rather than by PostgreSQL. Byte amounts are `bytes`.
+ */
+const count = int.min(0).max(2_147_483_647);
+/** Byte amounts (memory, storage): past 2^31 (zod's int stops at 2^53). */
+const bytes = int.min(0);
+const optBytes = bytes.nullable().default(null);
 
 const text = (max: number) => z.string().max(max);
 const requiredName = (max: number = LIMITS.name) => z.string().min(1).max(max);
@@ -191,7 +199,7 @@ const intOrString = z.union([int, text(LIMITS.short)], {
 
 const amounts = obj({
   cpu_millicores: optCount,
-  memory_bytes: optCount,
+  memory_bytes: optBytes,
 });
 export type Amounts = z.output<typeof amounts>;
 const noAmounts = (): Amounts => ({ cpu_millicores: null, memory_bytes: null });
@@ -200,7 +208,7 @@ const optAmounts = orDefault(amounts, noAmounts);
 
 const nodeResources = obj({
   cpu_millicores: optCount,
-  memory_bytes: optCount,
+  memory_bytes: optBytes,
   pods: optCount,
 });
 export type NodeResources = z.output<typeof nodeResources>;
@@ -395,8 +403,8 @@ export const pvcRowSchema = obj({
   ...namespaced,
   phase: optText(LIMITS.short),
   storage_class: optText(LIMITS.name),
-  capacity_bytes: optCount,
-  requested_bytes: optCount,
+  capacity_bytes: optBytes,
+  requested_bytes: optBytes,
   access_modes: list(text(LIMITS.short)),
   volume_name: optText(LIMITS.name),
   volume_mode: optText(LIMITS.short),

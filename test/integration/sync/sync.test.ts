@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, queryOne } from '../../../shared/db/pool.ts';
+import { RejectedInventoryError } from '../../../shared/errors.ts';
 import {
   generateInventory,
   mutateInventory,
@@ -214,6 +215,35 @@ describe('syncInventory', () => {
         [ids[1] as string]: 'cluster.local',
       },
     );
+  });
+
+  it('refuses a snapshot holding a value its column cannot, naming the field and never the value', async () => {
+    // Prepare: past the wire schema (which refuses it first), as a
+    // schema that drifted from a column would let it through.
+    const inv = small(33);
+    const pod = inv.pods?.[0];
+    if (!pod) throw new Error('the generated inventory has pods');
+    pod.restart_count = 3_000_000_000;
+
+    // Act
+    const result = syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+
+    // Assess
+    await expect(result).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(result).rejects.toMatchObject({
+      reason: 'pods: the database refused a number out of range for its column',
+    });
+    const stored = await query(
+      database.db,
+      'select id from clusters where agent_id = $1',
+      [inv.agent_id],
+    );
+    expect(stored).toEqual([]);
   });
 
   it('drops NUL characters PostgreSQL cannot store instead of refusing the cluster', async () => {
@@ -914,6 +944,35 @@ describe('node-host linkage', () => {
     expect(linked[otherEnv?.name ?? '']).toBeNull();
     expect(linked[none?.name ?? '']).toBeNull();
     expect(result.linkage).toEqual({ linked: 2, unlinked: 2 });
+  });
+
+  it('passes over a node address with a zone, which no host can have, instead of refusing the snapshot', async () => {
+    // Prepare
+    const tenant = await createTenant(database.db);
+    const inv = generateInventory({
+      seed: 34,
+      agentId: randomUUID(),
+      nodes: 1,
+    });
+    const node = inv.nodes?.[0];
+    if (!node) throw new Error('the generated inventory has a node');
+    node.addresses = [{ type: 'InternalIP', address: 'fe80::1%eth0' }];
+
+    // Act
+    const result = await syncInventory(
+      database.db,
+      {
+        clientSlug: tenant.clientSlug,
+        envSlug: tenant.envSlug,
+        agentId: inv.agent_id,
+      },
+      inv,
+      { now: () => new Date(inv.timestamp) },
+    );
+
+    // Assess
+    expect(result.outcome).toBe('applied');
+    expect(result.linkage).toEqual({ linked: 0, unlinked: 1 });
   });
 
   it('links a node to a host registered after the first sync', async () => {

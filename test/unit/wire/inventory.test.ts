@@ -227,6 +227,22 @@ describe('parseInventory', () => {
     );
   });
 
+  it('refuses a count past 32 bits, naming the field, where bytes may go past it', () => {
+    // Prepare
+    const restarts = message();
+    restarts.pods[0].restart_count = 2 ** 31;
+    const memory = message();
+    memory.nodes[0].capacity.memory_bytes = 2 ** 40;
+
+    // Act
+    const reason = reasonOf(() => parseInventory(restarts));
+    const inventory = parseInventory(memory);
+
+    // Assess
+    expect(reason).toBe('pods[0].restart_count: must be at most 2147483647');
+    expect(inventory.nodes?.[0]?.capacity.memory_bytes).toBe(2 ** 40);
+  });
+
   it('accepts byte amounts above 2^31', () => {
     // Prepare
     const input = message();
