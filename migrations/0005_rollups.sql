@@ -17,8 +17,7 @@
 -- - A namespace's pods are matched by name; restarts and counts cover every
 --   pod.
 -- - Waiting reasons count waiting containers (init containers included),
---   a missing reason as "Unknown": every reason, most frequent first, then
---   by reason (the summary caps the list it returns).
+--   a missing reason as "Unknown": the 10 most frequent, then by reason.
 -- - Node usage: a node reports when its usage is above 0; used figures sum
 --   reporting nodes only and are null when none reports, paired with the
 --   allocatable of those same nodes.
@@ -55,8 +54,7 @@ alter table clusters
   add column nodes_mem_usage_nodes integer not null default 0;
 
 -- The summary's long-pending pods and not-ready workloads, read through
--- indexes instead of every pod and workload of the cluster (the not-ready
--- workloads' whole answer is in theirs).
+-- indexes instead of every pod and workload of the cluster.
 create index idx_k8s_pods_pending
   on k8s_pods (cluster_id, (coalesce(pending_since, created_at)), namespace, name)
   where phase = 'Pending';
@@ -70,7 +68,6 @@ create index idx_k8s_pods_list on k8s_pods (cluster_id)
            started_at, created_at, node_id, workload_id);
 create index idx_k8s_workloads_not_ready
   on k8s_workloads (cluster_id)
-  include (id, kind, namespace, name, replicas_ready, replicas_desired)
   where coalesce(replicas_ready, 0) < replicas_desired;
 
 create function k8s_refresh_rollups(p_cluster uuid) returns void
@@ -186,7 +183,9 @@ language sql as $$
                               order by n desc, reason), '[]') as reasons
       from (select reason, count(*) as n
               from pods cross join lateral unnest(waiting) as reason
-             group by reason) r
+             group by reason
+             order by n desc, reason
+             limit 10) r
   ), counts as (
     select (select count(*) from by_ns) as namespaces,
            (select count(*) from k8s_workloads

@@ -14,7 +14,10 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `empty`: no migration applied (from template0), for the runner's tests. */
+export async function createTestDatabase(
+  options: { empty?: boolean } = {},
+): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const template = inject('pgTemplateDb');
   // The global setup runs in the main process: its pid names the template.
@@ -22,7 +25,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `k8s_inventory_test_${owner}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name} template ${template}`);
+  await admin.query(
+    `create database ${name} template ${options.empty ? 'template0' : template}`,
+  );
   await admin.end();
   const url = databaseUrl(adminUrl, name);
   const db = createPool({ connectionString: url, max: 8 });

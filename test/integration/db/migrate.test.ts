@@ -1,4 +1,11 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +62,58 @@ describe('migrate', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow(/9001_probe\.sql was changed/);
+  });
+
+  it('takes a database that applied the superseded text of 0005, and brings it to the same schema', async () => {
+    // Prepare: 0005 as it landed for a while (then restored; 0010 carries
+    // its changes), applied to a database of its own.
+    const other = await createTestDatabase({ empty: true });
+    const earlier = await mkdtemp(join(tmpdir(), 'migrations-0005-'));
+    try {
+      await cp('migrations', earlier, { recursive: true });
+      const restored = await readFile(
+        join(earlier, '0005_rollups.sql'),
+        'utf8',
+      );
+      const superseded = restored
+        .replace(
+          'a missing reason as "Unknown": the 10 most frequent, then by reason.',
+          'a missing reason as "Unknown": every reason, most frequent first, then\n--   by reason (the summary caps the list it returns).',
+        )
+        .replace(
+          '-- indexes instead of every pod and workload of the cluster.',
+          "-- indexes instead of every pod and workload of the cluster (the not-ready\n-- workloads' whole answer is in theirs).",
+        )
+        .replace(
+          '  on k8s_workloads (cluster_id)\n  where',
+          '  on k8s_workloads (cluster_id)\n  include (id, kind, namespace, name, replicas_ready, replicas_desired)\n  where',
+        )
+        .replace(
+          '             group by reason\n             order by n desc, reason\n             limit 10) r',
+          '             group by reason) r',
+        );
+      await writeFile(join(earlier, '0005_rollups.sql'), superseded);
+      for (const later of ['0006', '0007', '0008', '0009', '0010']) {
+        for (const name of await readdir(earlier)) {
+          if (name.startsWith(later)) await rm(join(earlier, name));
+        }
+      }
+      await migrate(other.url, earlier);
+
+      // Act
+      const result = await migrate(other.url, 'migrations');
+
+      // Assess
+      expect(result.applied).toContain('0010_rollups_every_waiting_reason.sql');
+      const [index] = await query<{ definition: string }>(
+        other.db,
+        `select pg_get_indexdef('idx_k8s_workloads_not_ready'::regclass) as definition`,
+      );
+      expect(index?.definition).toContain('INCLUDE (id, kind, namespace');
+    } finally {
+      await other.drop();
+      await rm(earlier, { recursive: true, force: true });
+    }
   });
 
   it('rolls a failing migration back whole', async () => {
