@@ -2,7 +2,7 @@
  * A caller's grants, read from user_grants by email (case-insensitively, as
  * the table's unique index compares them).
  */
-import { type Queryable, query } from '../db/pool.ts';
+import { type Queryable, queryOne } from '../db/pool.ts';
 import { isRole, type Role } from './roles.ts';
 
 export interface Grant {
@@ -12,14 +12,10 @@ export interface Grant {
   environmentId: string | null;
 }
 
-const LIST_GRANTS_SQL = `
-  select role, client_id, environment_id
-    from user_grants
-   where lower(email) = lower($1)`;
-
 /**
  * The grants of the email in $1 as one JSON array (empty for none or a
- * null email), for a statement that reads them beside something else.
+ * null email): read alone (listGrants) or beside a cluster
+ * (findClusterWithGrants).
  */
 export const GRANTS_JSON_SQL = `
   (select coalesce(json_agg(json_build_object(
@@ -40,12 +36,12 @@ export async function listGrants(
   email: string | undefined,
 ): Promise<Grant[]> {
   if (!email) return [];
-  const rows = await query<GrantRow & Record<string, unknown>>(
+  const row = await queryOne<{ grants: GrantRow[] }>(
     db,
-    LIST_GRANTS_SQL,
+    `select ${GRANTS_JSON_SQL} as grants`,
     [email],
   );
-  return toGrants(rows);
+  return toGrants(row.grants);
 }
 
 /** Stored grant rows as grants. */

@@ -3,6 +3,10 @@
  * and `\` are escaped, so `%` finds names containing a percent sign rather
  * than every row. Use the pattern with `ilike $n escape '\'` (or `like` against a
  * lowercased key, with `lower($n)`).
+ *
+ * The rules of a search text are one function, checkSearchText, behind both
+ * the inventory lists' `q` (shared/inventory/params.ts) and the clusters
+ * list's `search` (searchText).
  */
 import { z } from 'zod';
 
@@ -10,26 +14,48 @@ import { z } from 'zod';
 export const SEARCH_MAX_LENGTH = 100;
 
 /** C0 controls, DEL and C1 controls (Unicode category Cc), tab and newline included. */
-export const CONTROL_CHARACTER = /\p{Cc}/u;
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+export type SearchTextProblem = 'control_character' | 'too_long';
+
+export type CheckedSearchText =
+  | { term: string | undefined }
+  | { problem: SearchTextProblem; message: string };
 
 /**
- * A search text parameter: no control character anywhere (even at an end
- * that trimming would remove, as for q), then trimmed, at most 100
- * characters; an empty value means no search.
+ * A search text parameter `name` as received: no control character anywhere
+ * (even at an end that trimming would remove), then trimmed, at most 100
+ * characters. The term is undefined when it is blank: no search.
  */
+export function checkSearchText(
+  name: string,
+  value: string,
+): CheckedSearchText {
+  if (CONTROL_CHARACTER.test(value)) {
+    return {
+      problem: 'control_character',
+      message: `${name} contains a control character`,
+    };
+  }
+  const term = value.trim();
+  // Counted in characters (code points), not UTF-16 units.
+  if ([...term].length > SEARCH_MAX_LENGTH) {
+    return {
+      problem: 'too_long',
+      message: `${name} is longer than ${SEARCH_MAX_LENGTH} characters`,
+    };
+  }
+  return { term: term === '' ? undefined : term };
+}
+
+/** checkSearchText as a zod field (the clusters list's `search`). */
 export const searchText = (name: string) =>
-  z
-    .string()
-    .refine(
-      (value) => !CONTROL_CHARACTER.test(value),
-      `${name} contains a control character`,
-    )
-    .transform((value) => value.trim())
-    .refine(
-      (value) => [...value].length <= SEARCH_MAX_LENGTH,
-      `${name} may be at most ${SEARCH_MAX_LENGTH} characters`,
-    )
-    .transform((value) => (value === '' ? undefined : value));
+  z.string().transform((value, ctx) => {
+    const checked = checkSearchText(name, value);
+    if ('term' in checked) return checked.term;
+    ctx.addIssue({ code: 'custom', message: checked.message });
+    return z.NEVER;
+  });
 
 /** `%text%` with LIKE's wildcards and escape character escaped. */
 export function containsPattern(text: string): string {

@@ -19,7 +19,7 @@ import {
 } from '../http/paging.ts';
 import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
 import { type QueryParams, readValue, validateQuery } from '../http/query.ts';
-import { CONTROL_CHARACTER, SEARCH_MAX_LENGTH } from '../http/search.ts';
+import { checkSearchText } from '../http/search.ts';
 
 export const DEFAULT_PER_PAGE = 50;
 /**
@@ -36,34 +36,23 @@ export function readParam(
   return readValue(params, name, ValidationError);
 }
 
-function searchError(message: string, reason: string): InvalidParamError {
-  return new InvalidParamError(message, { details: { param: 'q', reason } });
-}
-
 /**
  * The search term, or undefined for none (absent, or blank once trimmed).
  *
- * Checked in this order, on the value as received: repeated, invalid UTF-8,
- * then any control character (a tab or newline included, even at an end
- * that trimming would remove), then the length after trimming.
+ * Checked in this order, on the value as received: repeated, invalid UTF-8
+ * (a U+FFFD or a lone surrogate: no Kubernetes name or namespace contains
+ * either), then checkSearchText's rules: any control character (a tab or
+ * newline included, even at an end that trimming would remove), then the
+ * length after trimming. Each is a 400 invalid_param saying which.
  */
 export function parseSearch(params: QueryParams): string | undefined {
-  // Refuses a repeated q and invalid UTF-8 (a U+FFFD or a lone surrogate:
-  // no Kubernetes name or namespace contains either).
   const raw = readValue(params, 'q', InvalidParamError);
   if (raw === undefined) return undefined;
-  if (CONTROL_CHARACTER.test(raw)) {
-    throw searchError('q contains a control character', 'control_character');
-  }
-  const term = raw.trim();
-  // Counted in characters (code points), after trimming.
-  if ([...term].length > SEARCH_MAX_LENGTH) {
-    throw searchError(
-      `q is longer than ${SEARCH_MAX_LENGTH} characters`,
-      'too_long',
-    );
-  }
-  return term === '' ? undefined : term;
+  const checked = checkSearchText('q', raw);
+  if ('term' in checked) return checked.term;
+  throw new InvalidParamError(checked.message, {
+    details: { param: 'q', reason: checked.problem },
+  });
 }
 
 export interface SortSpec {
