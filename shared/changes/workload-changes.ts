@@ -48,8 +48,11 @@ export function factsDigest(facts: SpecFacts): string {
   return createHash('md5').update(JSON.stringify(facts)).digest('base64');
 }
 
-const workloadKey = (w: { kind: string; namespace: string; name: string }) =>
-  `${w.kind}\u0001${w.namespace}\u0001${w.name}`;
+export const workloadKey = (w: {
+  kind: string;
+  namespace: string;
+  name: string;
+}) => `${w.kind}\u0001${w.namespace}\u0001${w.name}`;
 
 interface Pending {
   workload: FactsStepInput['workloads'][number];

@@ -237,7 +237,7 @@ export async function listClusters(
     total = counted[0]?.total ?? 0;
   }
   return {
-    items: new JsonText(`[${rows.map((row) => row.item).join(',')}]`),
+    items: JsonText.array(rows.map((row) => row.item)),
     meta: pageMeta(total, paging),
   };
 }

@@ -72,7 +72,6 @@ const DATA_ERRORS: Readonly<Record<string, string>> = {
 };
 
 export interface RefusedData {
-  sqlState: string;
   /** What was wrong, in words; never the value. */
   problem: string;
   /** The column or constraint PostgreSQL named, when it did. */
@@ -94,7 +93,6 @@ export function refusedDataOf(error: unknown): RefusedData | undefined {
   const column = name(fields.column);
   const constraint = name(fields.constraint);
   return {
-    sqlState: state,
     problem: DATA_ERRORS[state] ?? `SQLSTATE ${state}`,
     where: column
       ? `column ${column}`

@@ -19,6 +19,11 @@ const JSON_HEADERS = {
 export class JsonText<T = unknown> {
   constructor(readonly text: string) {}
 
+  /** A JSON array of these JSON texts, in order. */
+  static array<E>(items: readonly string[]): JsonText<E[]> {
+    return new JsonText<E[]>(`[${items.join(',')}]`);
+  }
+
   parse(): T {
     return JSON.parse(this.text) as T;
   }

@@ -319,7 +319,7 @@ export async function runList<R extends z.ZodObject>(
   const input = { ...parseListQuery(definition, params), scope };
   if (scope !== undefined && !isUuid(scope.id)) {
     // Names no row, as an unknown id does; the parameters were still checked.
-    return { data: new JsonText('[]'), meta: metaOf(0, input.paging) };
+    return { data: JsonText.array([]), meta: metaOf(0, input.paging) };
   }
   const statement = buildListQuery(definition, clusterId, input);
   const rows = await query<{ data: string | null; total_count: number }>(
@@ -329,8 +329,9 @@ export async function runList<R extends z.ZodObject>(
   );
   const records = rows.flatMap((row) => (row.data === null ? [] : [row.data]));
   return {
-    data: new JsonText(
-      sanitize(renderingOf(definition).sanitized, `[${records.join(',')}]`),
+    data: sanitize(
+      renderingOf(definition).sanitized,
+      JsonText.array<z.output<R>>(records),
     ),
     meta: metaOf(rows[0]?.total_count ?? 0, input.paging),
   };
@@ -340,15 +341,18 @@ function metaOf(total: number, paging: Paging): ListMeta {
   return { total, page: paging.page, per_page: paging.perPage };
 }
 
-/** The page's JSON with these fields of each record sanitized. */
-function sanitize(fields: readonly string[], json: string): string {
-  if (fields.length === 0) return json;
-  const records = JSON.parse(json) as Record<string, unknown>[];
+/** The page with these fields of each record sanitized. */
+function sanitize<T>(
+  fields: readonly string[],
+  page: JsonText<T[]>,
+): JsonText<T[]> {
+  if (fields.length === 0) return page;
+  const records = JSON.parse(page.text) as Record<string, unknown>[];
   for (const item of records) {
     for (const field of fields) {
       const value = item[field];
       if (typeof value === 'string') item[field] = sanitizeSecrets(value);
     }
   }
-  return JSON.stringify(records);
+  return new JsonText(JSON.stringify(records));
 }

@@ -3,7 +3,6 @@
  * load, from the kind table (identifiers from constants only); every value
  * travels as a parameter.
  */
-
 import type { SnapshotOrder } from '../changes/rules.ts';
 import { type Queryable, query, queryMaybeOne, queryOne } from '../db/pool.ts';
 import type { Cluster } from '../wire/inventory.ts';

@@ -15,6 +15,7 @@ import {
   applyWorkloadFacts,
   type FactsStepResult,
   factsDigest,
+  workloadKey,
 } from '../changes/workload-changes.ts';
 import { refusedDataOf } from '../db/errors.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
@@ -205,6 +206,12 @@ function firstFacts(
   };
 }
 
+/**
+ * The events within retention of the snapshot time, by the event's time as
+ * k8s_events.seen_at defines it (migrations/0007; before the write, so
+ * without its last fallback, the row's write time): an event with no time
+ * at all is kept.
+ */
 function keptEvents(
   events: NonNullable<Inventory['events']>,
   snapshotAt: Date,
@@ -314,11 +321,8 @@ export async function syncInventory(
             linkage: { linked: 0, unlinked: 0 },
             facts: {
               ...NO_FACTS,
-              notNewer: new Set(
-                (inventory.workloads ?? []).map(
-                  (w) => `${w.kind}/${w.namespace}/${w.name}`,
-                ),
-              ).size,
+              notNewer: new Set((inventory.workloads ?? []).map(workloadKey))
+                .size,
             },
             durationMs: performance.now() - started,
           };

@@ -95,17 +95,32 @@ describe('workload change records', () => {
   });
   afterAll(() => database.drop());
 
-  async function run(
+  /** Syncs `inventory` as `agentId`'s, processed at `now`. */
+  async function syncAs(
     agentId: string,
-    s: Snapshot,
-    now = new Date(T0 + 60 * 60_000),
+    inventory: Inventory,
+    options: { now?: Date; streamSeq?: number } = {},
   ) {
+    const now = options.now ?? new Date(T0 + 60 * 60_000);
     return syncInventory(
       database.db,
       { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
-      snapshot(agentId, s),
-      { now: () => now },
+      inventory,
+      { now: () => now, streamSeq: options.streamSeq },
     );
+  }
+
+  async function run(agentId: string, s: Snapshot, now?: Date) {
+    return syncAs(agentId, snapshot(agentId, s), { now });
+  }
+
+  async function storedFacts(clusterId: string) {
+    const stored = await queryOne(
+      database.db,
+      'select spec_facts from k8s_workloads where cluster_id = $1',
+      [clusterId],
+    );
+    return stored.spec_facts;
   }
 
   async function changeRows(clusterId: string) {
@@ -282,12 +297,7 @@ describe('workload change records', () => {
       notNewer: 0,
     });
     expect(await changeRows(back.clusterId)).toEqual([]);
-    const stored = await queryOne(
-      database.db,
-      'select spec_facts from k8s_workloads where cluster_id = $1',
-      [back.clusterId],
-    );
-    expect(stored.spec_facts).toEqual(facts());
+    expect(await storedFacts(back.clusterId)).toEqual(facts());
   });
 
   it('takes a facts version change as a new baseline', async () => {
@@ -320,28 +330,14 @@ describe('workload change records', () => {
     ];
 
     // Act
-    const result = await syncInventory(
-      database.db,
-      {
-        clientSlug: tenant.clientSlug,
-        envSlug: tenant.envSlug,
-        agentId: agent,
-      },
-      twice,
-      { now: () => new Date(T0 + 60 * 60_000) },
-    );
+    const result = await syncAs(agent, twice);
 
     // Assess
     const rows = await changeRows(result.clusterId);
     expect(rows.map((r) => r.summary)).toEqual([
       'Deployment shop/checkout-api scaled 3 → 6',
     ]);
-    const stored = await queryOne(
-      database.db,
-      "select spec_facts ->> 'replicas' as replicas from k8s_workloads where cluster_id = $1",
-      [result.clusterId],
-    );
-    expect(stored.replicas).toBe('6');
+    expect(await storedFacts(result.clusterId)).toEqual(facts({ replicas: 6 }));
   });
 
   it('counts a replayed snapshot as not newer and records nothing', async () => {
@@ -374,37 +370,22 @@ describe('workload change records', () => {
     expect(rows.map((r) => r.summary)).toEqual([
       'Deployment shop/checkout-api scaled 3 → 5',
     ]);
-    const stored = await queryOne(
-      database.db,
-      'select spec_facts from k8s_workloads where cluster_id = $1',
-      [late.clusterId],
-    );
-    expect(stored.spec_facts).toEqual(newer);
+    expect(await storedFacts(late.clusterId)).toEqual(newer);
   });
 
   it('ignores an older snapshot delivered late by an agent whose clock runs 10 minutes fast', async () => {
     // Prepare: every stamp is clamped to processing time plus a minute.
     const agent = randomUUID();
-    const subject = {
-      clientSlug: tenant.clientSlug,
-      envSlug: tenant.envSlug,
-      agentId: agent,
-    };
     const sync = (
       sentMinutes: number,
       processedMinutes: number,
       specFacts: SpecFacts,
       streamSeq: number,
     ) =>
-      syncInventory(
-        database.db,
-        subject,
-        snapshot(agent, { minutes: sentMinutes + 10, specFacts }),
-        {
-          now: () => new Date(T0 + processedMinutes * 60_000),
-          streamSeq,
-        },
-      );
+      syncAs(agent, snapshot(agent, { minutes: sentMinutes + 10, specFacts }), {
+        now: new Date(T0 + processedMinutes * 60_000),
+        streamSeq,
+      });
     await sync(0, 0, facts(), 1);
     const newer = facts({ replicas: 5 });
     await sync(1, 1, newer, 2);
@@ -419,12 +400,7 @@ describe('workload change records', () => {
     expect(rows.map((r) => r.summary)).toEqual([
       'Deployment shop/checkout-api scaled 3 → 5',
     ]);
-    const stored = await queryOne(
-      database.db,
-      'select spec_facts from k8s_workloads where cluster_id = $1',
-      [late.clusterId],
-    );
-    expect(stored.spec_facts).toEqual(newer);
+    expect(await storedFacts(late.clusterId)).toEqual(newer);
   });
 
   it('clamps a stamp from a clock ahead, so later honest snapshots still record', async () => {

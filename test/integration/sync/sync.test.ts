@@ -961,11 +961,7 @@ describe('node-host linkage', () => {
     // Act
     const result = await syncInventory(
       database.db,
-      {
-        clientSlug: tenant.clientSlug,
-        envSlug: tenant.envSlug,
-        agentId: inv.agent_id,
-      },
+      subjectOf(tenant, inv.agent_id),
       inv,
       { now: () => new Date(inv.timestamp) },
     );
@@ -983,11 +979,7 @@ describe('node-host linkage', () => {
       agentId: randomUUID(),
       nodes: 2,
     });
-    const subject = {
-      clientSlug: tenant.clientSlug,
-      envSlug: tenant.envSlug,
-      agentId: inv.agent_id,
-    };
+    const subject = subjectOf(tenant, inv.agent_id);
     const first = await syncInventory(database.db, subject, inv, {
       now: () => new Date(inv.timestamp),
     });
