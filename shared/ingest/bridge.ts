@@ -34,6 +34,7 @@ import {
   jetstream,
   jetstreamManager,
   StorageType,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import {
   connect,
@@ -54,8 +55,16 @@ import {
   SQS_MAX_MESSAGE_BYTES,
 } from './queue-message.ts';
 
-/** Subjects of the stream when the bridge creates it. */
-export const STREAM_SUBJECTS = ['proxima.>'];
+/**
+ * Subjects of the stream when the bridge creates (or owns) it: telemetry
+ * subjects have exactly five tokens. Never `proxima.>`: that would capture
+ * the live reads' `proxima.system.commands.{agent_id}` requests, and the
+ * stream's publish acknowledgement would answer every request before the
+ * agent could (wire contract, Transport).
+ */
+export const STREAM_SUBJECTS = ['proxima.*.*.*.*'];
+/** A subject the stream must never capture (the live reads' requests). */
+const COMMAND_SUBJECT_PROBE = 'proxima.system.commands.probe';
 /** Long enough for an 8 MB S3 upload plus SDK retries; `working()` extends it. */
 export const DEFAULT_ACK_WAIT_MS = 60_000;
 /**
@@ -428,7 +437,8 @@ export class Bridge {
   async #ensureStream(jsm: JetStreamManager) {
     const { stream } = this.#o;
     try {
-      return await jsm.streams.info(stream);
+      const info = await jsm.streams.info(stream);
+      return await this.#checkStreamSubjects(jsm, info);
     } catch (error) {
       if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
       if (!this.#o.createStream) {
@@ -445,6 +455,45 @@ export class Bridge {
       logger.info('stream created', { stream, subjects: STREAM_SUBJECTS });
       return info;
     }
+  }
+
+  /**
+   * A stream the bridge owns (createStream) is brought to STREAM_SUBJECTS
+   * at start, so a local stack created with the old `proxima.>` stops
+   * swallowing live-read requests. A platform's stream is never changed;
+   * one that captures the command subjects is logged at ERROR, since every
+   * live read would then be answered by JetStream instead of the agent.
+   */
+  async #checkStreamSubjects(
+    jsm: JetStreamManager,
+    info: StreamInfo,
+  ): Promise<StreamInfo> {
+    const subjects = info.config.subjects ?? [];
+    if (this.#o.createStream) {
+      const same =
+        subjects.length === STREAM_SUBJECTS.length &&
+        STREAM_SUBJECTS.every((subject) => subjects.includes(subject));
+      if (same) return info;
+      const updated = await jsm.streams.update(info.config.name, {
+        subjects: STREAM_SUBJECTS,
+      });
+      logger.info('stream subjects updated', {
+        stream: info.config.name,
+        from: subjects,
+        to: STREAM_SUBJECTS,
+      });
+      return updated;
+    }
+    if (subjects.some((s) => subjectMatches(s, COMMAND_SUBJECT_PROBE))) {
+      logger.error(
+        'stream captures proxima.system.commands.*: live reads will fail',
+        {
+          stream: info.config.name,
+          subjects,
+        },
+      );
+    }
+    return info;
   }
 
   /** Pulls while there is room; never holds more than maxInFlight. */
@@ -1006,4 +1055,16 @@ function errorText(error: unknown): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Whether the NATS subject `pattern` (with `*` and `>`) matches `subject`. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const want = pattern.split('.');
+  const have = subject.split('.');
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === '>') return have.length > i;
+    if (i >= have.length) return false;
+    if (want[i] !== '*' && want[i] !== have[i]) return false;
+  }
+  return want.length === have.length;
 }
