@@ -162,6 +162,30 @@ export const routes: readonly RouteDefinition[] = [
     permissions: assets,
   },
   {
+    name: 'get-live-manifest',
+    method: 'GET',
+    path: `${cluster}/live/manifest`,
+    permissions: assets,
+  },
+  {
+    name: 'list-live-revisions',
+    method: 'GET',
+    path: `${cluster}/live/revisions`,
+    permissions: assets,
+  },
+  {
+    name: 'get-live-logs',
+    method: 'GET',
+    path: `${cluster}/live/logs`,
+    permissions: ['logs:read'],
+  },
+  {
+    name: 'list-live-read-audit',
+    method: 'GET',
+    path: '/api/v1/audit/live-reads',
+    permissions: ['audit:read'],
+  },
+  {
     name: 'list-changes',
     method: 'GET',
     path: '/api/v1/changes',

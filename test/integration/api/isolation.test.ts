@@ -33,13 +33,16 @@ const PENDING_ROUTES: ReadonlySet<string> = new Set<string>([]);
  * - client-clusters: 403 without assets:read anywhere in the path's client,
  *   else filtered by the scope inside it.
  * - gate-only: the route gate alone (the feed filters by scope itself).
+ * - live: a cluster route whose required parameters are missing here, so a
+ *   caller past the access checks gets the 400 (and the agent is not asked).
  */
 type RouteKind =
   | 'cluster'
   | 'all-clusters'
   | 'client-clusters'
   | 'environment-clusters'
-  | 'gate-only';
+  | 'gate-only'
+  | 'live';
 
 const ROUTE_KINDS: Readonly<Record<string, RouteKind>> = {
   'list-clusters': 'all-clusters',
@@ -67,6 +70,10 @@ const ROUTE_KINDS: Readonly<Record<string, RouteKind>> = {
   'list-resource-quotas': 'cluster',
   'list-endpoint-slices': 'cluster',
   'list-changes': 'gate-only',
+  'get-live-manifest': 'live',
+  'list-live-revisions': 'live',
+  'get-live-logs': 'live',
+  'list-live-read-audit': 'gate-only',
 };
 
 const SCENARIOS = [
@@ -113,6 +120,12 @@ const BY_KIND: Record<RouteKind, Record<GrantScenario, Expected>> = {
     'sibling environment': { status: 200, sees: [] },
     'this environment': { status: 200, sees: ['target'] },
     'client-wide': { status: 200, sees: ['target'] },
+  },
+  live: {
+    'other client': { status: 404 },
+    'sibling environment': { status: 404 },
+    'this environment': { status: 400 },
+    'client-wide': { status: 400 },
   },
   'gate-only': {
     'other client': { status: 200 },
@@ -265,9 +278,12 @@ describe('tenant isolation', () => {
         );
         if (expected.status >= 400) {
           expect(response.body.error.code).toBe(
-            { 401: 'unauthorized', 403: 'forbidden', 404: 'not_found' }[
-              expected.status
-            ],
+            {
+              400: 'bad_request',
+              401: 'unauthorized',
+              403: 'forbidden',
+              404: 'not_found',
+            }[expected.status],
           );
           return;
         }
@@ -287,7 +303,9 @@ describe('tenant isolation', () => {
     }
   }
 
-  const clusterRoutes = driven.filter((r) => ROUTE_KINDS[r.name] === 'cluster');
+  const clusterRoutes = driven.filter((r) =>
+    ['cluster', 'live'].includes(ROUTE_KINDS[r.name] ?? ''),
+  );
 
   for (const route of clusterRoutes) {
     it(`${route.name}: a caller outside the cluster gets 404 even with invalid query parameters`, async () => {
