@@ -64,8 +64,8 @@ export const configSchema = z.object({
   // NATS and the bridge.
   NATS_URL: z.string().optional(),
   NATS_CREDS: z.string().optional(),
-  /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}). */
-  NATS_SECRET_ARN: z.string().optional(),
+  /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
+  NATS_SECRET_ID: z.string().optional(),
   NATS_STREAM: z.string().default('EVENTS'),
   NATS_CONSUMER: z.string().default('k8s-inventory-bridge'),
   NATS_SUBJECT_FILTER: z.string().default('proxima.*.*.*.kubernetes'),

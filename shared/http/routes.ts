@@ -16,6 +16,11 @@ export interface RouteDefinition {
   /** API Gateway path syntax: `{param}`. */
   path: string;
   permissions: readonly Permission[];
+  /**
+   * The handler asks cluster agents over NATS (the live reads): CDK gives
+   * its function the NATS secret, and no other function gets it.
+   */
+  liveReads?: true;
 }
 
 const assets = ['assets:read'] as const;
@@ -166,18 +171,21 @@ export const routes: readonly RouteDefinition[] = [
     method: 'GET',
     path: `${cluster}/live/manifest`,
     permissions: assets,
+    liveReads: true,
   },
   {
     name: 'list-live-revisions',
     method: 'GET',
     path: `${cluster}/live/revisions`,
     permissions: assets,
+    liveReads: true,
   },
   {
     name: 'get-live-logs',
     method: 'GET',
     path: `${cluster}/live/logs`,
     permissions: ['logs:read'],
+    liveReads: true,
   },
   {
     name: 'list-live-read-audit',

@@ -14,7 +14,6 @@ import {
   auditListQuerySchema,
   listAudit,
 } from './audit.ts';
-import { liveRateLimit } from './limits.ts';
 import { getLiveNats } from './nats.ts';
 import {
   logsQuerySchema,
@@ -42,7 +41,7 @@ export function liveRead(route: LiveReadQuery['route']) {
       access.principal,
       cluster,
       { route, query } as LiveReadQuery,
-      { db, nats: getLiveNats, rateLimit: liveRateLimit(db) },
+      { db, nats: getLiveNats },
     );
     return { data };
   };

@@ -2,7 +2,8 @@
  * The API's NATS connection for live reads: one per process (per Lambda
  * instance), opened on first use from the configuration and shared by every
  * request. Locally NATS_URL (and NATS_CREDS); in AWS the bridge's NATS
- * secret (NATS_SECRET_ARN, JSON `{url, creds}`, read once per cold start).
+ * secret (NATS_SECRET_ID, its name or ARN; JSON `{url, creds}`, read once
+ * per cold start).
  * No configured server, a server that cannot be reached, or a connection
  * that is down right now: there is no connection, and the route answers
  * 503 live_unavailable instead of letting the request wait out its 15 s.
@@ -79,14 +80,14 @@ export async function resolveLiveNatsTarget(
   if (config.NATS_URL) {
     return { url: config.NATS_URL, creds: config.NATS_CREDS };
   }
-  if (!config.NATS_SECRET_ARN) return undefined;
+  if (!config.NATS_SECRET_ID) return undefined;
   const { GetSecretValueCommand, SecretsManagerClient } = await import(
     '@aws-sdk/client-secrets-manager'
   );
   const client = new SecretsManagerClient({ region: config.AWS_REGION });
   try {
     const secret = await client.send(
-      new GetSecretValueCommand({ SecretId: config.NATS_SECRET_ARN }),
+      new GetSecretValueCommand({ SecretId: config.NATS_SECRET_ID }),
     );
     const value = JSON.parse(secret.SecretString ?? '{}') as {
       url?: unknown;
