@@ -28,8 +28,7 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,
-          // The whole app's synth runs in beforeAll; on a loaded machine it
-          // takes longer than vitest's 10 s hook default.
+          // One synth in beforeAll takes over 10 s on a busy two-core machine.
           hookTimeout: 120_000,
         },
       },
