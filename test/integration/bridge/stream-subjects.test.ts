@@ -1,9 +1,7 @@
 import { AckPolicy, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  STREAM_SUBJECTS,
-  subjectMatches,
-} from '../../../shared/ingest/bridge.ts';
+import { STREAM_SUBJECTS } from '../../../shared/ingest/bridge/index.ts';
+import { subjectMatches } from '../../../shared/ingest/bridge/nats-setup.ts';
 import { captureStdout } from '../sweeps/support.ts';
 import {
   inventoryBody,
