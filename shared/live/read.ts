@@ -227,48 +227,20 @@ function dataOf(
   reply: Extract<KubeQueryReply, { ok: true }>,
   timestamps: boolean,
 ): unknown {
-  const notes = reply.notes;
-  const observed_at = reply.observed_at;
-  switch (read.route) {
-    case 'manifest': {
-      const r = reply.result as Extract<
-        KubeQueryReply<'manifest'>,
-        { ok: true }
-      >['result'];
-      return {
-        kind: r.kind,
-        namespace: r.namespace,
-        name: r.name,
-        object: r.object,
-        notes,
-        observed_at,
-      };
-    }
-    case 'revisions': {
-      const r = reply.result as Extract<
-        KubeQueryReply<'revisions'>,
-        { ok: true }
-      >['result'];
-      return {
-        kind: r.kind,
-        namespace: r.namespace,
-        name: r.name,
-        revisions: r.revisions,
-        truncated: r.truncated,
-        notes,
-        observed_at,
-      };
-    }
-    case 'logs': {
-      const r = reply.result as Extract<
-        KubeQueryReply<'logs'>,
-        { ok: true }
-      >['result'];
-      return logsData(
-        r,
-        { namespace: read.query.namespace, timestamps },
-        reply,
-      );
-    }
+  const { notes, observed_at } = reply;
+  if (read.route !== 'logs') {
+    // The result's schema keeps exactly the response's fields, in order:
+    // kind, namespace, name, then object (manifest) or revisions and
+    // truncated (revisions).
+    return { ...(reply.result as object), notes, observed_at };
   }
+  const result = reply.result as Extract<
+    KubeQueryReply<'logs'>,
+    { ok: true }
+  >['result'];
+  return logsData(
+    result,
+    { namespace: read.query.namespace, timestamps },
+    reply,
+  );
 }
