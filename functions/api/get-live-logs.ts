@@ -1,9 +1,7 @@
-/** GET /api/v1/clusters/{clusterID}/live/logs: one container's recent output through the cluster's agent; logs:read, never assets:read. */
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { liveRead } from '../../shared/live/handlers.ts';
+/** GET /api/v1/clusters/{clusterID}/live/logs: one container's recent output through the cluster's agent, sanitized. */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { serveLiveRead } from '../../shared/live/handlers.ts';
 
-export const handler = clusterReadHandler(
-  'get-live-logs',
-  liveRead('logs'),
-  'logs:read',
+export const handler = apiHandler('get-live-logs', (request) =>
+  serveLiveRead(request, { route: 'logs', query: request.query }),
 );

@@ -1,8 +1,7 @@
 /** GET /api/v1/clusters/{clusterID}/live/revisions: a workload's rollout history, read now through the cluster's agent. */
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { liveRead } from '../../shared/live/handlers.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { serveLiveRead } from '../../shared/live/handlers.ts';
 
-export const handler = clusterReadHandler(
-  'list-live-revisions',
-  liveRead('revisions'),
+export const handler = apiHandler('list-live-revisions', (request) =>
+  serveLiveRead(request, { route: 'revisions', query: request.query }),
 );

@@ -17,7 +17,7 @@ import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query, queryOne } from '../db/pool.ts';
 import { LiveReadError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
+import { oneOfField, timeField, uuidField } from '../http/fields.ts';
 import {
   offsetOf,
   type PageMeta,
@@ -25,6 +25,7 @@ import {
   pageMeta,
   pagingFields,
 } from '../http/paging.ts';
+import type { RouteQuery } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { logger } from '../observability/logger.ts';
 import type { LiveRoute } from './gates.ts';
@@ -150,27 +151,23 @@ export async function finishAudit(
 
 // ------------------------------------------------------------- the list
 
-const ISO = (name: string) =>
-  z.iso
-    .datetime({ offset: true, error: `${name} must be an RFC 3339 time` })
-    .optional();
-
 /** GET /api/v1/audit/live-reads's parameters. */
-export const auditListQuerySchema = z.object({
-  ...pagingFields(200),
-  /** An email (case ignored) or a JWT subject. */
-  user: z.string().min(1, 'user must not be empty').max(320).optional(),
-  cluster_id: z.string().refine(isUuid, 'cluster_id must be a UUID').optional(),
-  route: z
-    .enum(['manifest', 'revisions', 'logs'], {
-      error: 'route must be manifest, revisions or logs',
-    })
-    .optional(),
-  from: ISO('from'),
-  to: ISO('to'),
-});
+export const auditListQuery = {
+  schema: z.object({
+    ...pagingFields(200),
+    /** An email (case ignored) or a JWT subject. */
+    user: z.string().min(1, 'user must not be empty').max(320).optional(),
+    cluster_id: uuidField('cluster_id').optional(),
+    route: oneOfField('route', ['manifest', 'revisions', 'logs'])
+      .transform((v) => v as LiveRoute)
+      .optional(),
+    from: timeField('from').optional(),
+    to: timeField('to').optional(),
+  }),
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
 
-export type AuditListQuery = z.output<typeof auditListQuerySchema>;
+export type AuditListQuery = z.output<typeof auditListQuery.schema>;
 export const AUDIT_DEFAULT_PER_PAGE = 50;
 
 const ITEM_JSON = jsonObject([
@@ -203,8 +200,8 @@ export interface AuditFilter {
   user?: string | undefined;
   clusterId?: string | undefined;
   route?: LiveRoute | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
 }
 
 /**

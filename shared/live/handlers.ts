@@ -1,60 +1,43 @@
 /**
- * What the live routes' entry files call: parse the route's parameters
- * (unknown ones refused) after the access checks, then one live read with
- * the process's NATS connection and the shared rate limiter.
+ * What the live routes' entry files call, once the route table's access
+ * checks passed and the query was read: one live read with the process's
+ * NATS connection, or a page of the audit trail.
  */
-
+import type { AccessContext, Scope } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
-import type { ApiRequest } from '../http/api-handler.ts';
+import type { Db } from '../db/pool.ts';
 import { pagingOf } from '../http/paging.ts';
-import { parseQuery } from '../http/query.ts';
 import type { JsonText } from '../http/response.ts';
 import {
   AUDIT_DEFAULT_PER_PAGE,
-  auditListQuerySchema,
+  type AuditListQuery,
   listAudit,
 } from './audit.ts';
 import { getLiveNats } from './nats.ts';
-import {
-  logsQuerySchema,
-  manifestQuerySchema,
-  revisionsQuerySchema,
-} from './params.ts';
 import { type LiveReadQuery, readLive } from './read.ts';
 
-const SCHEMAS = {
-  manifest: manifestQuerySchema,
-  revisions: revisionsQuerySchema,
-  logs: logsQuerySchema,
-} as const;
-
-/** The cluster read of one live route. */
-export function liveRead(route: LiveReadQuery['route']) {
-  return async (
-    { event, access, db }: ApiRequest,
-    cluster: ClusterRecord,
-  ): Promise<{ data: JsonText }> => {
-    const query = parseQuery(event.rawQueryString, SCHEMAS[route], {
-      rejectUnknown: true,
-    });
-    const data = await readLive(
-      access.principal,
-      cluster,
-      { route, query } as LiveReadQuery,
-      { db, nats: getLiveNats },
-    );
-    return { data };
-  };
+/** One live read by the caller of the cluster's agent. */
+export async function serveLiveRead(
+  request: { db: Db; access: AccessContext; cluster: ClusterRecord },
+  read: LiveReadQuery,
+): Promise<{ data: JsonText }> {
+  const data = await readLive(request.access.principal, request.cluster, read, {
+    db: request.db,
+    nats: getLiveNats,
+  });
+  return { data };
 }
 
 /** GET /api/v1/audit/live-reads within the caller's audit:read scope. */
-export async function listLiveReadAudit({ event, access, db }: ApiRequest) {
-  const query = parseQuery(event.rawQueryString, auditListQuerySchema, {
-    rejectUnknown: true,
-  });
-  return listAudit(
-    db,
-    access.scopeFor('audit:read'),
+export async function serveAuditList(request: {
+  db: Db;
+  scope: Scope;
+  query: AuditListQuery;
+}) {
+  const { query } = request;
+  const page = await listAudit(
+    request.db,
+    request.scope,
     {
       user: query.user,
       clusterId: query.cluster_id,
@@ -64,4 +47,5 @@ export async function listLiveReadAudit({ event, access, db }: ApiRequest) {
     },
     pagingOf(query, AUDIT_DEFAULT_PER_PAGE),
   );
+  return { data: page.items, meta: page.meta };
 }

@@ -1,6 +1,7 @@
 /**
- * The live routes' query parameters (spec "Live Reads", the 400 row): every
- * other parameter is refused, each of these once.
+ * The live routes' query parameters (spec "Live Reads", the 400 row), as
+ * route table queries: every other parameter is refused (bad_request), each
+ * of these once.
  *
  * | route      | parameter  | rule                                              |
  * |------------|------------|---------------------------------------------------|
@@ -17,8 +18,13 @@
  */
 import { z } from 'zod';
 import {
-  DNS_LABEL,
-  DNS_SUBDOMAIN,
+  namespaceField,
+  objectNameField,
+  oneOfField,
+  timeField,
+} from '../http/fields.ts';
+import type { RouteQuery } from '../http/query.ts';
+import {
   LOG_TAIL_DEFAULT,
   LOG_TAIL_MAX,
   LOG_TAIL_MIN,
@@ -26,62 +32,42 @@ import {
   REVISION_KINDS,
 } from './kube-query.ts';
 
-function required(name: string, rule: string) {
-  return (issue: { input?: unknown }) =>
-    issue.input === undefined ? `${name} is required` : `${name} ${rule}`;
-}
-
-const label = (name: string) =>
-  z
-    .string({ error: required(name, 'must be a DNS-1123 label') })
-    .regex(DNS_LABEL, `${name} must be a DNS-1123 label`);
-
-const subdomain = (name: string) =>
-  z
-    .string({ error: required(name, 'must be a DNS-1123 subdomain') })
-    .regex(DNS_SUBDOMAIN, `${name} must be a DNS-1123 subdomain`);
-
-const kindOf = (kinds: readonly [string, ...string[]]) =>
-  z.enum(kinds, {
-    error: required('kind', `must be one of ${kinds.join(', ')}`),
-  });
-
-export const manifestQuerySchema = z.object({
-  kind: kindOf(MANIFEST_KINDS),
-  namespace: label('namespace'),
-  name: subdomain('name'),
+const objectQuery = (kinds: readonly string[]) => ({
+  schema: z.object({
+    kind: oneOfField('kind', kinds),
+    namespace: namespaceField(),
+    name: objectNameField('name'),
+  }),
+  unknownParam: 'bad_request' as const,
 });
 
-export const revisionsQuerySchema = z.object({
-  kind: kindOf(REVISION_KINDS),
-  namespace: label('namespace'),
-  name: subdomain('name'),
-});
+export const manifestQuery = objectQuery(MANIFEST_KINDS) satisfies RouteQuery;
+export const revisionsQuery = objectQuery(REVISION_KINDS) satisfies RouteQuery;
 
 const TAIL_RULE = `tail must be an integer from ${LOG_TAIL_MIN} to ${LOG_TAIL_MAX}`;
 
-export const logsQuerySchema = z.object({
-  namespace: label('namespace'),
-  pod: subdomain('pod'),
-  container: label('container').optional(),
-  tail: z
-    .string()
-    .regex(/^[0-9]{1,3}$/, TAIL_RULE)
-    .transform(Number)
-    .refine((n) => n >= LOG_TAIL_MIN && n <= LOG_TAIL_MAX, TAIL_RULE)
-    .optional(),
-  previous: z
-    .enum(['true', 'false'], { error: 'previous must be true or false' })
-    .transform((v) => v === 'true')
-    .optional(),
-  since_time: z.iso
-    .datetime({ offset: true, error: 'since_time must be an RFC 3339 time' })
-    .optional(),
-});
+export const logsQuery = {
+  schema: z.object({
+    namespace: namespaceField(),
+    pod: objectNameField('pod'),
+    container: namespaceField('container').optional(),
+    tail: z
+      .string()
+      .regex(/^[0-9]{1,3}$/, TAIL_RULE)
+      .transform(Number)
+      .refine((n) => n >= LOG_TAIL_MIN && n <= LOG_TAIL_MAX, TAIL_RULE)
+      .optional(),
+    previous: oneOfField('previous', ['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional(),
+    since_time: timeField('since_time').optional(),
+  }),
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
 
-export type ManifestQuery = z.output<typeof manifestQuerySchema>;
-export type RevisionsQuery = z.output<typeof revisionsQuerySchema>;
-export type LogsQuery = z.output<typeof logsQuerySchema>;
+export type ManifestQuery = z.output<typeof manifestQuery.schema>;
+export type RevisionsQuery = z.output<typeof revisionsQuery.schema>;
+export type LogsQuery = z.output<typeof logsQuery.schema>;
 
 /** The lines a logs read asks for: a follow always reads the maximum. */
 export function tailOf(query: LogsQuery): number {

@@ -152,7 +152,7 @@ function auditEntry(
     pod,
     container,
     previous: previous ?? false,
-    sinceTime: since_time,
+    sinceTime: since_time?.toISOString(),
   };
 }
 
@@ -190,7 +190,9 @@ function requestOf(
     previous: q.previous ?? false,
     // An agent before v0.8.0 would ignore both; the gate kept it from
     // seeing since_time, and it is not asked for timestamps.
-    ...(q.since_time === undefined ? {} : { since_time: q.since_time }),
+    ...(q.since_time === undefined
+      ? {}
+      : { since_time: q.since_time.toISOString() }),
     ...(timestamps ? { timestamps: true } : {}),
   };
 }

@@ -8,7 +8,7 @@ import {
 } from '../../infra/parameters.ts';
 import { APPLICATION_LOGINS } from '../../infra/stacks/database-stack.ts';
 import { VISIBILITY_TIMEOUT_FACTOR } from '../../infra/stacks/ingest-stack.ts';
-import { routes } from '../../shared/http/routes.ts';
+import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
 import {
   allActions,
   describeRef,
@@ -117,8 +117,12 @@ describe('infra app', () => {
       );
       expect(found, `${route.method} ${route.path}`).toBeDefined();
       const routeProps = props(found![1]);
-      expect(routeProps.AuthorizationType).toBe('JWT');
-      expect(routeProps.AuthorizerId).toEqual({ Ref: authorizerId });
+      if ((route as RouteDefinition).access.shape === 'public') {
+        expect(routeProps.AuthorizationType ?? 'NONE').toBe('NONE');
+      } else {
+        expect(routeProps.AuthorizationType).toBe('JWT');
+        expect(routeProps.AuthorizerId).toEqual({ Ref: authorizerId });
+      }
 
       // The route's integration invokes the route's own function.
       const integrationId = JSON.stringify(routeProps.Target).match(
@@ -388,13 +392,14 @@ describe('least privilege', () => {
 
   it('gives the live-read functions, and only them, the NATS secret to read', () => {
     const { api } = synthesized.inventory;
-    const live = routes.filter((route) => route.liveReads);
+    const all: readonly RouteDefinition[] = routes;
+    const live = all.filter((route) => route.liveReads);
     expect(live.map((route) => route.name).sort()).toEqual([
       'get-live-logs',
       'get-live-manifest',
       'list-live-revisions',
     ]);
-    for (const route of routes) {
+    for (const route of all) {
       const name = names.api(route);
       const environment = functionEnvironment(
         synthesized.templates.api,

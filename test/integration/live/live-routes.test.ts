@@ -464,7 +464,7 @@ describe('live routes', () => {
         tail: 300,
         container: 'db',
         previous: true,
-        since_time: '2026-10-01T11:58:00Z',
+        since_time: '2026-10-01T11:58:00.000Z',
         timestamps: true,
       });
       const [row] = await auditRows();
