@@ -37,7 +37,7 @@ const PREFIXED_TOKEN =
  * (`Bearer realm="api"`, in WWW-Authenticate) are not a credential and stay.
  */
 const SCHEME_CREDENTIAL =
-  /\b([Bb]earer|BEARER|Basic|BASIC)([ \t]+)(?!\[REDACTED\])(?![\w-]+=["\w])(?![Xx*#]{4,}(?![\w~+/=:-]))(?=[\w~+/=:-]*(?:\d|[.~+/=_-][\w~+/=-])|\w+[A-Z])([\w.~+/=:-]{4,})/g;
+  /\b([Bb]earer|BEARER|Basic|BASIC)([ \t]+)(?!\[REDACTED\])(?![\w-]+=["\w[])(?![Xx*#]{4,}(?![\w~+/=:-]))(?=[\w~+/=:-]*(?:\d|[.~+/=_-][\w~+/=-])|\w+[A-Z])([\w.~+/=:-]{4,})/g;
 
 /** A cheap first look: the prefixes {@link PREFIXED_TOKEN} starts with. */
 const MAY_HOLD_PREFIXED_TOKEN =
