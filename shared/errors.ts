@@ -65,17 +65,25 @@ export class ServiceUnavailableError extends DomainError {
  * An inventory that can never be applied (schema refusal, unknown tenant,
  * subject mismatch). Ingest records it and moves on instead of retrying.
  */
+/** The longest refusal reason kept, logged or stored. */
+export const MAX_REJECTION_REASON_CHARS = 300;
+
 export class RejectedInventoryError extends DomainError {
   override readonly status = 422;
   override readonly code = 'inventory_rejected';
+  /** Names the field and the rule; bounded, whatever built it. */
   readonly reason: string;
 
   constructor(
     reason: string,
     options?: ErrorOptions & { details?: ErrorDetails },
   ) {
-    super(reason, options);
-    this.reason = reason;
+    const bounded =
+      reason.length > MAX_REJECTION_REASON_CHARS
+        ? `${reason.slice(0, MAX_REJECTION_REASON_CHARS - 1)}…`
+        : reason;
+    super(bounded, options);
+    this.reason = bounded;
   }
 }
 

@@ -760,6 +760,8 @@ const errorMap: z.core.$ZodErrorMap = (iss) => {
 };
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Longer keys are not quoted in a path (a label key is at most 317). */
+const MAX_PATH_KEY_CHARS = 64;
 
 /** `workloads[3].containers[0].name`, `labels["app.kubernetes.io/name"]`. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -769,11 +771,13 @@ export function formatPath(path: readonly PropertyKey[]): string {
       out += `[${part}]`;
     } else {
       const key = String(part);
-      if (IDENTIFIER.test(key)) {
+      if (key.length > MAX_PATH_KEY_CHARS) {
+        // A key this long is payload, not a name: say what it is instead.
+        out += `[a key of ${key.length} characters]`;
+      } else if (IDENTIFIER.test(key)) {
         out += out === '' ? key : `.${key}`;
       } else {
-        const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
-        out += `[${JSON.stringify(shown)}]`;
+        out += `[${JSON.stringify(key)}]`;
       }
     }
   }
@@ -855,11 +859,71 @@ export function parseInventoryJson(
   try {
     value = JSON.parse(json);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    const short = detail.length > 160 ? `${detail.slice(0, 160)}…` : detail;
-    throw new RejectedInventoryError(`body: invalid JSON (${short})`, {
+    // The parser's message quotes the body; only its position is kept.
+    const detail = err instanceof Error ? err.message : '';
+    const position = /at position (\d+)/.exec(detail)?.[1];
+    const what =
+      position !== undefined
+        ? `at position ${position}`
+        : detail.includes('end of JSON input')
+          ? 'unexpected end of input'
+          : 'not JSON syntax';
+    throw new RejectedInventoryError(`body: invalid JSON (${what})`, {
       cause: err,
     });
   }
+  // Only a body that spells a NUL or a surrogate as an escape can hold one.
+  if (json.includes('\\u0000') || SURROGATE_ESCAPE.test(json)) {
+    const found = unstorableText(value);
+    if (found !== undefined) {
+      throw new RejectedInventoryError(
+        `${formatPath(found.path)}: ${found.rule}`,
+      );
+    }
+  }
   return parseInventory(value);
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE =
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first key or string holding a NUL (PostgreSQL text cannot store it)
+ * or a lone surrogate (not Unicode text), walked without recursion.
+ */
+function unstorableText(
+  value: unknown,
+): { path: (string | number)[]; rule: string } | undefined {
+  const check = (text: string) => {
+    if (text.includes('\u0000')) return 'must not contain a NUL character';
+    if (LONE_SURROGATE.test(text)) return 'must not contain a lone surrogate';
+    return undefined;
+  };
+  const stack: { value: unknown; path: (string | number)[] }[] = [
+    { value, path: [] },
+  ];
+  while (stack.length > 0) {
+    const { value: current, path } = stack.pop()!;
+    if (typeof current === 'string') {
+      const rule = check(current);
+      if (rule !== undefined) return { path, rule };
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) {
+        stack.push({ value: current[i], path: [...path, i] });
+      }
+    } else if (typeof current === 'object' && current !== null) {
+      const keys = Object.keys(current);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        const rule = check(key);
+        if (rule !== undefined) return { path, rule: `a key ${rule}` };
+        stack.push({
+          value: (current as Record<string, unknown>)[key],
+          path: [...path, key],
+        });
+      }
+    }
+  }
+  return undefined;
 }

@@ -74,8 +74,9 @@ function contentEncodingOf(msg: JsMsg): ContentEncoding {
     return undefined;
   }
   if (value === 'gzip') return 'gzip';
+  // The value is the sender's text: not quoted.
   throw new RejectedInventoryError(
-    `unsupported Content-Encoding ${JSON.stringify(value.slice(0, 40))} (gzip or none)`,
+    'header Content-Encoding: unsupported (gzip or none)',
   );
 }
 

@@ -4,11 +4,14 @@
  * must never block another cluster, nor its own cluster for good.
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { jetstream } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { query } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { captureStdout } from '../sweeps/support.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';
 
 let world: World | undefined;
@@ -149,5 +152,75 @@ describe('poison messages', () => {
     expect(
       dead[0]!.MessageAttributes?.[QueueAttribute.subject]?.StringValue,
     ).toBe(world.subjectFor(a));
+  });
+
+  it('refuses hostile text naming the field and the rule: bounded, never quoting it, in the table or the log', {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare
+    world = await startWorld();
+    const longKey = newAgentId();
+    const notJson = newAgentId();
+    const nul = newAgentId();
+    const surrogate = newAgentId();
+    const encoding = newAgentId();
+    const withLongKey = inventoryOf(longKey, minutesAgo(1));
+    withLongKey.pods![0]!.labels = { [`secretkey${'k'.repeat(1 << 20)}`]: 'v' };
+    const withNul = inventoryOf(nul, minutesAgo(1));
+    withNul.pods![0]!.labels = { app: 'ab\u0000cd' };
+    const withSurrogate = inventoryOf(surrogate, minutesAgo(1));
+    withSurrogate.workloads![0]!.name = 'web\ud800x';
+    const out = captureStdout();
+
+    // Act
+    try {
+      await world.publish(world.subjectFor(longKey), withLongKey);
+      await world.publish(
+        world.subjectFor(notJson),
+        'this is not json, secretbody',
+      );
+      await world.publish(world.subjectFor(nul), withNul);
+      await world.publish(world.subjectFor(surrogate), withSurrogate);
+      const h = headers();
+      h.set('Content-Encoding', 'secret-encoding');
+      await jetstream(world.publisher).publish(
+        world.subjectFor(encoding),
+        Buffer.from(JSON.stringify(inventoryOf(encoding, minutesAgo(1)))),
+        { headers: h },
+      );
+      await eventually('five rejections', async () => {
+        const r = await world!.rejections();
+        return r.length >= 5 && r;
+      });
+    } finally {
+      out.restore();
+    }
+
+    // Assess
+    const reasons = Object.fromEntries(
+      (await world.rejections()).map((r) => [r.agent_id, r.reason]),
+    );
+    expect(reasons[longKey]).toBe(
+      'pods[0].labels[a key of 1048585 characters]: invalid key: longer than 317 characters',
+    );
+    expect(reasons[notJson]).toBe('body: invalid JSON (not JSON syntax)');
+    expect(reasons[nul]).toBe(
+      'pods[0].labels.app: must not contain a NUL character',
+    );
+    expect(reasons[surrogate]).toBe(
+      'workloads[0].name: must not contain a lone surrogate',
+    );
+    expect(reasons[encoding]).toBe(
+      'header Content-Encoding: unsupported (gzip or none)',
+    );
+    for (const agent of [longKey, notJson, nul, surrogate, encoding]) {
+      expect(await world.clusterOf(agent)).toBeUndefined();
+    }
+    const logged = out.json().map((line) => JSON.stringify(line));
+    expect(logged.length).toBeGreaterThan(0);
+    for (const line of logged) {
+      expect(line.length).toBeLessThan(5_000);
+      expect(line).not.toMatch(/secretkey|secretbody|secret-encoding/);
+    }
   });
 });
