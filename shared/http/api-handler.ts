@@ -1,12 +1,14 @@
 /**
  * The middleware stack of every API function (`functions/api/<name>.ts`):
- * errors → authenticate → route gate → handler.
+ * errors → authenticate → route gate → rate limit → handler.
  *
  * - authenticate: the verified JWT claims (AWS: the HTTP API's authorizer;
  *   locally: infra/local/api-server.ts) become an AccessContext with the
  *   caller's grants; no claims is a 401.
  * - route gate: the caller must hold one of the route table entry's
  *   permissions in some scope (RequireAnyPermissionInAnyScope), else 403.
+ * - rate limit: when the entry names a family, one more call of the
+ *   caller's budget (shared/http/rate-limit.ts), else 429.
  *
  * The handler then does the tenant check of what it reads (for a cluster:
  * checkClusterRead, 404 before 403) and only after that validates its query
@@ -25,6 +27,7 @@ import type { Db } from '../db/pool.ts';
 import { getDb } from './context.ts';
 import { httpErrors } from './error-middleware.ts';
 import { isUuid } from './ids.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 import type { ApiResult } from './response.ts';
 import { type RouteDefinition, routes } from './routes.ts';
 
@@ -98,6 +101,20 @@ function routeGate(
   };
 }
 
+/** The route's per-user budget, when its entry names one: after the gate. */
+function rateLimit(
+  route: RouteDefinition,
+): MiddlewareObj<ApiEvent, ApiResult, Error, ApiContext> {
+  return {
+    name: 'rateLimit',
+    before: async (request) => {
+      const { access, db } = request.context;
+      if (route.rateLimit === undefined || !access || !db) return;
+      await enforceRateLimit(db, access.principal.sub, route.rateLimit);
+    },
+  };
+}
+
 /**
  * The Lambda handler of the route table entry `routeName`. `clusterParam`:
  * the path parameter holding the route's cluster id, read with the grants.
@@ -114,6 +131,7 @@ export function apiHandler(
     .use(httpErrors())
     .use(authenticate(options.clusterParam))
     .use(routeGate(route))
+    .use(rateLimit(route))
     .handler(async (event, context) => {
       const { access, db, cluster } = context;
       if (!access || !db) throw new Error('authenticate did not run');

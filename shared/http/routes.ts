@@ -9,6 +9,7 @@
  * client and environment.
  */
 import type { Permission } from '../auth/permissions.ts';
+import type { RateLimitFamily } from './rate-limit.ts';
 
 export interface RouteDefinition {
   name: string;
@@ -16,6 +17,8 @@ export interface RouteDefinition {
   /** API Gateway path syntax: `{param}`. */
   path: string;
   permissions: readonly Permission[];
+  /** The per-user budget this route counts against (rate-limit.ts). */
+  rateLimit?: RateLimitFamily;
 }
 
 const assets = ['assets:read'] as const;
