@@ -1,6 +1,6 @@
 /**
  * The event retention sweep, hourly (EventBridge schedule; a timer in the
- * local stack).
+ * local stack, which also runs it at start).
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -22,5 +22,6 @@ export const handler = middy<unknown, RetentionSweepResult>()
   .handler(async () =>
     expireEvents(await getDb(), {
       retentionHours: config.EVENT_RETENTION_HOURS,
+      historyDays: config.EVENT_HISTORY_DAYS,
     }),
   );

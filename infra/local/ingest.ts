@@ -37,6 +37,7 @@ export interface IngestOptions {
   createStream?: boolean;
   syncTimeoutMs?: number;
   eventRetentionHours?: number;
+  eventHistoryDays?: number;
   /** Bridge settings beyond the above (tests: backoff, seams). */
   bridge?: Partial<BridgeOptions>;
   /** Poller settings beyond the above (concurrency, retry delay). */
@@ -68,6 +69,9 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     s3: options.s3,
     timeoutMs: options.syncTimeoutMs ?? 60_000,
     eventRetentionHours: options.eventRetentionHours ?? 24,
+    ...(options.eventHistoryDays
+      ? { eventHistoryDays: options.eventHistoryDays }
+      : {}),
     span: traceSpan,
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });

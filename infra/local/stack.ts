@@ -195,6 +195,7 @@ export async function startLocalStack(
       createStream: true,
       syncTimeoutMs: config.SYNC_TIMEOUT_MS,
       eventRetentionHours: config.EVENT_RETENTION_HOURS,
+      eventHistoryDays: config.EVENT_HISTORY_DAYS,
       poller: { region: config.AWS_REGION },
     });
     // An emulated queue lives in memory: empty it before stopping.
@@ -255,9 +256,10 @@ function startSweeps(region: string): () => Promise<void> {
     name: string,
     ms: number,
     handler: (event: ScheduledEvent, context: never) => Promise<unknown>,
+    options: { atStart?: boolean } = {},
   ) => {
     let running = false;
-    return setInterval(() => {
+    const tick = () => {
       if (running) return;
       running = true;
       const run = handler(
@@ -272,7 +274,9 @@ function startSweeps(region: string): () => Promise<void> {
           runs.delete(run);
         });
       runs.add(run);
-    }, ms);
+    };
+    if (options.atStart) tick();
+    return setInterval(tick, ms);
   };
   const timers = [
     every('k8s-inventory-stale-clusters', STALE_SWEEP_MS, staleHandler),
@@ -280,6 +284,8 @@ function startSweeps(region: string): () => Promise<void> {
       'k8s-inventory-event-retention',
       RETENTION_SWEEP_MS,
       retentionHandler,
+      // Makes the event history's partitions for today's window at once.
+      { atStart: true },
     ),
   ];
   return async () => {

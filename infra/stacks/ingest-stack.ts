@@ -163,6 +163,7 @@ export class IngestStack extends Stack {
         SYNC_TIMEOUT_MS: String(SYNC_TRANSACTION_BOUND_SECONDS * 1000),
         // Events older than this are not stored in the first place.
         EVENT_RETENTION_HOURS: String(parameters.eventRetentionHours),
+        EVENT_HISTORY_DAYS: String(parameters.eventHistoryDays),
       },
     })
       .bindDatabase(props.writer)

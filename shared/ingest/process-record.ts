@@ -48,6 +48,7 @@ export interface SyncDeps {
   /** The sync transaction's bound (the spec's 60 s). */
   timeoutMs: number;
   eventRetentionHours: number;
+  eventHistoryDays?: number;
   span?: SpanRunner;
   now?: () => Date;
   /** Called once a record is settled for good (committed or refused). */
@@ -116,6 +117,9 @@ export async function processRecord(
       streamSeq,
       timeoutMs: deps.timeoutMs,
       eventRetentionHours: deps.eventRetentionHours,
+      ...(deps.eventHistoryDays
+        ? { eventHistoryDays: deps.eventHistoryDays }
+        : {}),
       ...(deps.span ? { span: deps.span } : {}),
       ...(deps.now ? { now: deps.now } : {}),
     });
