@@ -74,6 +74,7 @@ export const parametersSchema = z.object({
   // Sweeps.
   staleClusterMinutes: int(1, 10_080).default(15),
   eventRetentionHours: int(1, 8_760).default(24),
+  eventHistoryDays: int(1, 366).default(14),
 
   // API.
   /** Prometheus-compatible query API for the cluster metrics endpoint. */

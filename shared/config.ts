@@ -93,6 +93,7 @@ export const configSchema = z.object({
   EVENT_RETENTION_HOURS: int(1).default(24),
   /** How long the live-read audit trail is kept. */
   AUDIT_RETENTION_DAYS: int(1).default(400),
+  EVENT_HISTORY_DAYS: int(1, 366).default(14),
 
   // API.
   PORT: int(0, 65535).default(3000),

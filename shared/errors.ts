@@ -51,9 +51,36 @@ export class ConflictError extends DomainError {
   override readonly code: string = 'conflict';
 }
 
+/** A spent budget; the response carries `Retry-After: retryAfterSeconds`. */
 export class RateLimitedError extends DomainError {
   override readonly status = 429;
   override readonly code = 'rate_limited';
+  readonly retryAfterSeconds: number;
+
+  constructor(
+    message: string,
+    options: ErrorOptions & { retryAfterSeconds: number },
+  ) {
+    super(message, options);
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/**
+ * The events store failed or could not be reached (502): never an empty
+ * list, which would read as "nothing happened". Its message is for callers.
+ */
+export class EventsBackendUnavailableError extends DomainError {
+  override readonly status = 502;
+  override readonly code = 'events_backend_unavailable';
+  readonly expose = true;
+}
+
+/** The events store did not answer within the read's deadline (504). */
+export class EventsBackendTimeoutError extends DomainError {
+  override readonly status = 504;
+  override readonly code = 'events_backend_timeout';
+  readonly expose = true;
 }
 
 export class ServiceUnavailableError extends DomainError {

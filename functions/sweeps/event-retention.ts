@@ -1,7 +1,8 @@
 /**
  * The retention sweep, hourly (EventBridge schedule; a timer in the local
- * stack): Kubernetes events past EVENT_RETENTION_HOURS, and live-read audit
- * rows past AUDIT_RETENTION_DAYS.
+ * stack, which also runs it at start): Kubernetes events past
+ * EVENT_RETENTION_HOURS, event history past EVENT_HISTORY_DAYS, and live-read
+ * audit rows past AUDIT_RETENTION_DAYS.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -28,6 +29,7 @@ export const handler = middy<
     const db = await getDb();
     const events = await expireEvents(db, {
       retentionHours: config.EVENT_RETENTION_HOURS,
+      historyDays: config.EVENT_HISTORY_DAYS,
     });
     const auditDeleted = await expireAudit(db, config.AUDIT_RETENTION_DAYS);
     logger.info('expired live-read audit rows deleted', {

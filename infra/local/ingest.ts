@@ -39,6 +39,7 @@ export interface IngestOptions {
   eventRetentionHours?: number;
   /** The queue's maxReceiveCount (the sync records a record failing on its last receive). */
   maxReceives?: number;
+  eventHistoryDays?: number;
   /** Bridge settings beyond the above (tests: backoff, seams). */
   bridge?: Partial<BridgeOptions>;
   /** Poller settings beyond the above (concurrency, retry delay). */
@@ -73,6 +74,9 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     ...(options.maxReceives === undefined
       ? {}
       : { maxReceives: options.maxReceives }),
+    ...(options.eventHistoryDays
+      ? { eventHistoryDays: options.eventHistoryDays }
+      : {}),
     span: traceSpan,
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });

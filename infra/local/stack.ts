@@ -202,6 +202,7 @@ export async function startLocalStack(
       syncTimeoutMs: config.SYNC_TIMEOUT_MS,
       eventRetentionHours: config.EVENT_RETENTION_HOURS,
       maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
+      eventHistoryDays: config.EVENT_HISTORY_DAYS,
       poller: { region: config.AWS_REGION },
     });
     // An emulated queue lives in memory: empty it before stopping.
@@ -262,9 +263,10 @@ function startSweeps(region: string): () => Promise<void> {
     name: string,
     ms: number,
     handler: (event: ScheduledEvent, context: never) => Promise<unknown>,
+    options: { atStart?: boolean } = {},
   ) => {
     let running = false;
-    return setInterval(() => {
+    const tick = () => {
       if (running) return;
       running = true;
       const run = handler(
@@ -279,7 +281,9 @@ function startSweeps(region: string): () => Promise<void> {
           runs.delete(run);
         });
       runs.add(run);
-    }, ms);
+    };
+    if (options.atStart) tick();
+    return setInterval(tick, ms);
   };
   const timers = [
     every('k8s-inventory-stale-clusters', STALE_SWEEP_MS, staleHandler),
@@ -287,6 +291,8 @@ function startSweeps(region: string): () => Promise<void> {
       'k8s-inventory-event-retention',
       RETENTION_SWEEP_MS,
       retentionHandler,
+      // Makes the event history's partitions for today's window at once.
+      { atStart: true },
     ),
   ];
   return async () => {

@@ -164,6 +164,7 @@ export class IngestStack extends Stack {
         QUEUE_MAX_RECEIVE_COUNT: String(parameters.queueMaxReceiveCount),
         // Events older than this are not stored in the first place.
         EVENT_RETENTION_HOURS: String(parameters.eventRetentionHours),
+        EVENT_HISTORY_DAYS: String(parameters.eventHistoryDays),
       },
     })
       .bindDatabase(props.writer)

@@ -73,6 +73,7 @@ export class SweepsStack extends Stack {
       timeout: Duration.minutes(5),
       environment: {
         EVENT_RETENTION_HOURS: String(parameters.eventRetentionHours),
+        EVENT_HISTORY_DAYS: String(parameters.eventHistoryDays),
       },
     }).bindDatabase(props.maintenance);
 

@@ -23,7 +23,7 @@ import { type Db, queryOne, type Tx, withTransaction } from './pool.ts';
 
 /** The group roles, by the kind of caller whose privileges each carries. */
 export const GROUP_ROLES = {
-  /** The API: reads everything. */
+  /** The API: reads everything; counts its callers' rate limits. */
   reader: 'inventory_reader',
   /** The sync: writes the inventory, never tenancy. */
   writer: 'inventory_writer',
@@ -97,6 +97,9 @@ export function assertGroupRoles(names: Iterable<string>): void {
   }
 }
 
+const HISTORY_ENSURE = 'k8s_event_history_ensure_partitions(date, date)';
+const HISTORY_DROP = 'k8s_event_history_drop_partitions(date)';
+
 const ROLE_NAME = /^[a-z_][a-z0-9_]*$/;
 const MAX_NAME = 63;
 // Serializes two runs (a deploy retried while the first still runs); the
@@ -129,8 +132,9 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     `revoke all on all tables in schema public from ${all}`,
     `revoke all on all sequences in schema public from ${all}`,
 
-    // reader (API): read-only.
+    // reader (API): read-only, but for the rate-limit counters it keeps.
     `grant select on all tables in schema public to ${g.reader}`,
+    `grant insert, update on api_rate_limits to ${g.reader}`,
 
     // writer (sync): the inventory, change_events, ingest_rejections and
     // the cluster's asset row; reads everything.
@@ -144,6 +148,14 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     `grant select on clusters, k8s_events to ${g.maintenance}`,
     `grant update (agent_status, updated_at) on clusters to ${g.maintenance}`,
     `grant delete on k8s_events to ${g.maintenance}`,
+    `grant select, delete on api_rate_limits to ${g.maintenance}`,
+
+    // The event history's partitions are made and dropped by two SECURITY
+    // DEFINER functions (migrations/0014): the sync makes the days it
+    // needs, the retention sweep makes and drops; nobody else may.
+    `revoke all on function ${HISTORY_ENSURE}, ${HISTORY_DROP} from public, ${all}`,
+    `grant execute on function ${HISTORY_ENSURE} to ${g.writer}, ${g.maintenance}`,
+    `grant execute on function ${HISTORY_DROP} to ${g.maintenance}`,
 
     // tenancy (admin): ensureTenant and grantRole insert (ON CONFLICT DO
     // NOTHING) and read back ids; nothing is updated or deleted.

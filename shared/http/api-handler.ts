@@ -31,6 +31,7 @@ import { getDb } from './context.ts';
 import { httpErrors } from './error-middleware.ts';
 import { isUuid } from './ids.ts';
 import { type QueryOf, readRouteQuery } from './query.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 import { type ApiResult, ok } from './response.ts';
 import {
   permissionsOf,
@@ -171,6 +172,12 @@ export function apiHandler<N extends RouteName>(
     .handler(async (event, context) => {
       const { authorized } = context;
       if (!authorized) throw new Error('authorize did not run');
+      // The entry's per-user budget, after the access checks.
+      const { rateLimit } = route as RouteDefinition;
+      if (rateLimit !== undefined) {
+        const { db, access } = authorized;
+        await enforceRateLimit(db, access.principal.sub, rateLimit);
+      }
       const query = readRouteQuery(event.rawQueryString, route.query);
       const reply = await fn({
         ...authorized,

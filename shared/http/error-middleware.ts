@@ -7,7 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { MiddlewareObj } from '@middy/core';
-import { DomainError } from '../errors.ts';
+import { DomainError, RateLimitedError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 import { type ApiResult, errorResult } from './response.ts';
 
@@ -20,6 +20,14 @@ interface Exposable {
 }
 
 export function toErrorResult(error: unknown): ApiResult {
+  if (error instanceof RateLimitedError) {
+    const result = errorResult(error.status, error.code, error.message);
+    result.headers = {
+      ...result.headers,
+      'retry-after': String(error.retryAfterSeconds),
+    };
+    return result;
+  }
   if (error instanceof DomainError && error.status < 500) {
     return errorResult(error.status, error.code, error.message, error.details);
   }

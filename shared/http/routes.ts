@@ -76,6 +76,7 @@ import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
 import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
+import type { RateLimitFamily } from './rate-limit.ts';
 
 /** Access decided by one permission. */
 export interface PermissionAccess {
@@ -120,6 +121,8 @@ export interface RouteDefinition {
    * its function the NATS secret, and no other function gets it.
    */
   readonly liveReads?: true;
+  /** The per-user budget this route counts against (rate-limit.ts). */
+  readonly rateLimit?: RateLimitFamily;
 }
 
 /** The permissions the route gate accepts (any one of them); none if public. */

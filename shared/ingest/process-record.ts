@@ -57,6 +57,7 @@ export interface SyncDeps {
    * queue. Unset: never recorded (the queue keeps retrying).
    */
   maxReceives?: number;
+  eventHistoryDays?: number;
   span?: SpanRunner;
   now?: () => Date;
   /** Called once a record is settled for good (committed or refused). */
@@ -125,6 +126,9 @@ export async function processRecord(
       streamSeq,
       timeoutMs: deps.timeoutMs,
       eventRetentionHours: deps.eventRetentionHours,
+      ...(deps.eventHistoryDays
+        ? { eventHistoryDays: deps.eventHistoryDays }
+        : {}),
       ...(deps.span ? { span: deps.span } : {}),
       ...(deps.now ? { now: deps.now } : {}),
     });

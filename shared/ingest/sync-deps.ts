@@ -33,6 +33,7 @@ async function fromConfig(config: Config): Promise<SyncDeps> {
     timeoutMs: config.SYNC_TIMEOUT_MS,
     eventRetentionHours: config.EVENT_RETENTION_HOURS,
     maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
+    eventHistoryDays: config.EVENT_HISTORY_DAYS,
     span: traceSpan,
   };
 }

@@ -29,4 +29,5 @@ export const MetricName = {
   bridgeRejected: 'proxima_k8s_bridge_rejected_total',
   bridgeSendFailures: 'proxima_k8s_bridge_send_failures_total',
   bridgeConsumerLag: 'proxima_k8s_bridge_consumer_lag',
+  rateLimiterFailures: 'proxima_k8s_rate_limiter_failures_total',
 } as const;

@@ -2,7 +2,9 @@
  * The event retention sweep (spec "Stale Cluster Detection", event cleanup):
  * Kubernetes events last seen (else first seen, else created) longer ago
  * than the retention period are deleted. An event that carries no time at
- * all ages from when the backend last wrote it.
+ * all ages from when the backend last wrote it. It also keeps the 14-day
+ * history's daily partitions (made ahead, dropped past EVENT_HISTORY_DAYS)
+ * and deletes rate-limit windows that ended long ago.
  *
  * Per cluster, in its own short transaction that first takes the sync's lock
  * on the cluster row (FOR NO KEY UPDATE): SKIP LOCKED on the first pass, so
@@ -11,11 +13,18 @@
  * sync already drops events past retention from what it writes).
  */
 import { type Db, query, type Tx, withTransaction } from '../db/pool.ts';
+import {
+  keepEventHistoryPartitions,
+  type PartitionUpkeep,
+} from '../events/history.ts';
+import { deleteEndedWindows } from '../http/rate-limit.ts';
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
 
 export interface RetentionSweepOptions {
   retentionHours: number;
+  /** EVENT_HISTORY_DAYS: the history's partitions to keep and make. */
+  historyDays?: number;
   now?: Date;
   /** How long the second pass waits for a busy cluster's lock. */
   lockWaitMs?: number;
@@ -23,6 +32,10 @@ export interface RetentionSweepOptions {
 
 export interface RetentionSweepResult {
   deleted: number;
+  /** The 14-day history's daily partitions made ahead and dropped. */
+  partitions: PartitionUpkeep;
+  /** Rate-limit windows that ended long ago, deleted. */
+  rateLimitWindows: number;
   clusters: number;
   /** Clusters still locked by a sync; swept next time. */
   deferred: number;
@@ -89,14 +102,25 @@ export async function expireEvents(
     }
   }
 
+  // The history's retention is whole partitions: no per-cluster lock.
+  const partitions = await keepEventHistoryPartitions(
+    db,
+    options.historyDays ?? 14,
+    now,
+  );
+  const rateLimitWindows = await deleteEndedWindows(db);
+
   logger.info('expired kubernetes events deleted', {
     deleted,
     clusters,
     deferred,
     retentionHours: options.retentionHours,
+    historyPartitionsMade: partitions.made,
+    historyPartitionsDropped: partitions.dropped,
+    rateLimitWindows,
   });
   metrics.addMetric(MetricName.eventsExpired, MetricUnit.Count, deleted);
-  return { deleted, clusters, deferred };
+  return { deleted, clusters, deferred, partitions, rateLimitWindows };
 }
 
 /** Locks the cluster row, then deletes; undefined when the lock was skipped. */

@@ -20,6 +20,12 @@ import {
 import { refusedDataOf } from '../db/errors.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
+import {
+  ensureEventHistoryPartitions,
+  eventHistoryRows,
+  historyWindow,
+  insertEventHistory,
+} from '../events/history.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
 import {
   type DbRow,
@@ -87,6 +93,8 @@ export interface SyncOptions {
   timeoutMs?: number;
   /** Events last seen longer ago than this are not kept (the 24 h list). */
   eventRetentionHours?: number;
+  /** How many days of event history to keep (EVENT_HISTORY_DAYS). */
+  eventHistoryDays?: number;
   now?: () => Date;
   span?: SpanRunner;
   /** Test seam: runs after the upserts, before the prune. */
@@ -278,6 +286,11 @@ export async function syncInventory(
   const status = inventory.cluster.status ?? 'unknown';
   const assetStatus = ASSET_STATUS[status] ?? 'active';
 
+  const historyDays = options.eventHistoryDays ?? 14;
+  if (inventory.events !== undefined) {
+    await ensureEventHistoryPartitions(db, historyDays, now);
+  }
+
   const tenant = await findTenant(db, subject.clientSlug, subject.envSlug);
   if (!tenant) {
     throw new RejectedInventoryError(
@@ -336,6 +349,7 @@ export async function syncInventory(
             snapshotAt,
             span,
             retentionHours: options.eventRetentionHours ?? 24,
+            history: historyWindow(now, historyDays),
             beforePrune: options.beforePrune,
           },
         );
@@ -395,6 +409,8 @@ interface ApplyContext {
   snapshotAt: Date;
   span: SpanRunner;
   retentionHours: number;
+  /** Events last seen in [from, until) are copied to the 14-day history. */
+  history: { from: Date; until: Date };
   beforePrune: ((tx: Tx) => Promise<void>) | undefined;
 }
 
@@ -415,6 +431,8 @@ interface PreparedKind {
   /** Ids of stored rows the snapshot no longer has. */
   gone: string[];
   stored: Map<string, StoredRow>;
+  /** Events only: the rows to copy to the 14-day history, as JSON. */
+  history?: string | undefined;
 }
 
 /**
@@ -435,11 +453,15 @@ function prepareKind(
   const incoming = digestRows(def, rows);
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: DbRow[] = [];
+  const unchanged = new Set<unknown>();
   let added = 0;
   for (const row of incoming.values()) {
     const before = storedRows.get(row.key);
     if (!before) added++;
-    if (before?.content_hash === row.hash) continue;
+    if (before?.content_hash === row.hash) {
+      unchanged.add(row.wire);
+      continue;
+    }
     const extra =
       kind === 'workloads' && !before
         ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
@@ -457,7 +479,20 @@ function prepareKind(
     added,
     gone,
     stored: storedRows,
+    history: historyJson(inventory, kind, unchanged, ctx),
   };
+}
+
+/** Events only: the 14-day history's rows of this snapshot, as JSON. */
+function historyJson(
+  inventory: Inventory,
+  kind: KindKey,
+  unchanged: ReadonlySet<unknown>,
+  ctx: ApplyContext,
+): string | undefined {
+  if (kind !== 'events') return undefined;
+  const rows = eventHistoryRows(inventory.events ?? [], unchanged, ctx.history);
+  return rows === undefined ? undefined : rowsJson(rows);
 }
 
 /**
@@ -520,6 +555,9 @@ async function applyKinds(
             throw refusalOf(error, kind);
           },
         );
+      }
+      if (prepared.history !== undefined) {
+        await insertEventHistory(tx, cluster.id, prepared.history);
       }
       if (kind === 'nodes') {
         const nodes = inventory.nodes ?? [];

@@ -1,0 +1,407 @@
+/**
+ * The events timeline (spec "Events Timeline (14 days)"): a cluster's
+ * Kubernetes events from the 14-day history (`k8s_event_history`), newest
+ * first, with the spec's filters, window, limit and notes.
+ *
+ * The store differs from the spec's (PostgreSQL, not VictoriaLogs:
+ * docs/decisions.md); its intent holds: every filter is a bound parameter
+ * of one fixed statement (no caller text becomes query text), and every
+ * read is confined to the stored cluster's id, so a row is only ever read
+ * back for its own cluster, whose tenant the route checked.
+ *
+ * - Window: from and to are inclusive to the nanosecond. Rows hold
+ *   microseconds, so `from` is rounded up and `to` down to the microsecond:
+ *   an event at exactly `to` is returned. to defaults to now, from to 24
+ *   hours before to; from must be before to, the window at most 14 days; a
+ *   window starting before the retention edge gets a note.
+ * - A workload (`workload` + `workload_kind` + `namespace`): its own events,
+ *   its ReplicaSets' and its pods', by the names Kubernetes generates
+ *   (workload-match.ts). The name check runs inside the statement, before
+ *   the limit, so a truncated workload page is a full one.
+ * - Rows collapse at write time (history.ts), so the limit counts distinct
+ *   sightings; `truncated` says more exist, with a note.
+ * - The read is one statement under a 20 s deadline, made once: a database
+ *   failure is 502 events_backend_unavailable, the deadline 504
+ *   events_backend_timeout; never an empty list.
+ * - Messages are secret-sanitized again on the way out.
+ */
+import { z } from 'zod';
+import { sqlStateOf } from '../db/errors.ts';
+import type { Db } from '../db/pool.ts';
+import { query, TransactionTimeoutError, withTransaction } from '../db/pool.ts';
+import {
+  EventsBackendTimeoutError,
+  EventsBackendUnavailableError,
+  ValidationError,
+} from '../errors.ts';
+import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
+import {
+  ownedNamePatterns,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
+} from './workload-match.ts';
+
+export const INVOLVED_KINDS = [
+  'Pod',
+  'Deployment',
+  'ReplicaSet',
+  'StatefulSet',
+  'DaemonSet',
+  'Rollout',
+  'Job',
+  'CronJob',
+  'Node',
+  'Service',
+  'Endpoints',
+  'Ingress',
+  'HorizontalPodAutoscaler',
+  'PersistentVolumeClaim',
+  'PersistentVolume',
+  'Namespace',
+  'NetworkPolicy',
+  'PodDisruptionBudget',
+] as const;
+
+const NS_PER_MS = 1_000_000n;
+const NS_PER_DAY = 86_400_000n * NS_PER_MS;
+export const MAX_WINDOW_DAYS = 14;
+export const DEFAULT_LIMIT = 200;
+export const READ_DEADLINE_MS = 20_000;
+
+const RFC_3339 =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 time as nanoseconds since the epoch; undefined if not one. */
+export function parseNanoTime(text: string): bigint | undefined {
+  const match = RFC_3339.exec(text);
+  if (!match) return undefined;
+  const [, seconds = '', fraction = '', zone = ''] = match;
+  const ms = Date.parse(`${seconds}${zone.toUpperCase()}`);
+  if (Number.isNaN(ms)) return undefined;
+  // Date.parse rolls 2026-02-30 over to March: refuse what it changed.
+  const day = seconds.slice(0, 10);
+  if (new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
+    return undefined;
+  }
+  return BigInt(ms) * NS_PER_MS + BigInt(fraction.padEnd(9, '0'));
+}
+
+/** Nanoseconds as RFC 3339 in UTC, the fraction as long as it needs. */
+export function formatNanoTime(ns: bigint): string {
+  const ms = ns / NS_PER_MS - (ns % NS_PER_MS < 0n ? 1n : 0n);
+  const whole = new Date(Number(ms)).toISOString().slice(0, 19);
+  const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n)
+    .toString()
+    .padStart(9, '0')
+    .replace(/0+$/, '');
+  return `${whole}${fraction === '' ? '' : `.${fraction}`}Z`;
+}
+
+/** Microsecond text PostgreSQL parses exactly: `…T…​.ffffffZ`. */
+function microText(us: bigint): string {
+  const ms = us / 1000n;
+  const whole = new Date(Number(ms)).toISOString().slice(0, 19);
+  const micro = (((us % 1_000_000n) + 1_000_000n) % 1_000_000n)
+    .toString()
+    .padStart(6, '0');
+  return `${whole}.${micro}Z`;
+}
+
+const pattern = (name: string, re: RegExp, rule: string) =>
+  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
+const oneOf = <T extends string>(name: string, allowed: readonly T[]) =>
+  z
+    .string()
+    .refine(
+      (v): v is T => (allowed as readonly string[]).includes(v),
+      `${name} must be one of ${allowed.join(', ')}`,
+    )
+    .transform((v) => v as T);
+const nanoTime = (name: string) =>
+  z.string().transform((v, ctx) => {
+    const ns = parseNanoTime(v);
+    if (ns === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be an RFC 3339 time`,
+      });
+      return z.NEVER;
+    }
+    return ns;
+  });
+
+/** The route's parameters as received (strings); all optional. */
+export const timelineParameters = z.object({
+  namespace: pattern(
+    'namespace',
+    DNS_1123_LABEL,
+    'a DNS-1123 label',
+  ).optional(),
+  involved_kind: oneOf('involved_kind', INVOLVED_KINDS).optional(),
+  involved_name: pattern(
+    'involved_name',
+    DNS_1123_SUBDOMAIN,
+    'a DNS-1123 subdomain',
+  ).optional(),
+  workload: pattern(
+    'workload',
+    DNS_1123_SUBDOMAIN,
+    'a DNS-1123 subdomain',
+  ).optional(),
+  workload_kind: oneOf('workload_kind', WORKLOAD_KINDS).optional(),
+  type: oneOf('type', ['Normal', 'Warning'] as const).optional(),
+  reason: pattern('reason', /^[A-Za-z]{1,64}$/, '1-64 letters').optional(),
+  from: nanoTime('from').optional(),
+  to: nanoTime('to').optional(),
+  limit: z
+    .string()
+    .refine(
+      (v) => /^\d{1,4}$/.test(v) && Number(v) >= 1 && Number(v) <= 1000,
+      'limit must be an integer from 1 to 1000',
+    )
+    .transform(Number)
+    .optional(),
+});
+
+export type TimelineParameters = z.output<typeof timelineParameters>;
+
+export interface TimelineQuery {
+  namespace?: string;
+  involvedKind?: string;
+  involvedName?: string;
+  workload?: { kind: WorkloadKind; name: string };
+  type?: string;
+  reason?: string;
+  /** Nanoseconds since the epoch, both inclusive. */
+  from: bigint;
+  to: bigint;
+  limit: number;
+}
+
+/**
+ * The rules between parameters (a workload needs its kind and namespace
+ * and excludes involved_name; the window's order and span), with the
+ * defaults applied. Throws ValidationError naming the parameter.
+ */
+export function timelineQuery(
+  params: TimelineParameters,
+  now: Date,
+): TimelineQuery {
+  if (params.workload !== undefined) {
+    if (params.workload_kind === undefined) {
+      throw new ValidationError('workload needs workload_kind');
+    }
+    if (params.namespace === undefined) {
+      throw new ValidationError('workload needs namespace');
+    }
+    if (params.involved_name !== undefined) {
+      throw new ValidationError(
+        'workload cannot be combined with involved_name',
+      );
+    }
+  } else if (params.workload_kind !== undefined) {
+    throw new ValidationError('workload_kind needs workload');
+  }
+  const to = params.to ?? BigInt(now.getTime()) * NS_PER_MS;
+  const from = params.from ?? to - NS_PER_DAY;
+  if (from >= to) throw new ValidationError('from must be before to');
+  if (to - from > BigInt(MAX_WINDOW_DAYS) * NS_PER_DAY) {
+    throw new ValidationError(
+      `the window from from to to may not exceed ${MAX_WINDOW_DAYS} days`,
+    );
+  }
+  return {
+    ...(params.namespace !== undefined && { namespace: params.namespace }),
+    ...(params.involved_kind !== undefined && {
+      involvedKind: params.involved_kind,
+    }),
+    ...(params.involved_name !== undefined && {
+      involvedName: params.involved_name,
+    }),
+    ...(params.workload !== undefined &&
+      params.workload_kind !== undefined && {
+        workload: { kind: params.workload_kind, name: params.workload },
+      }),
+    ...(params.type !== undefined && { type: params.type }),
+    ...(params.reason !== undefined && { reason: params.reason }),
+    from,
+    to,
+    limit: params.limit ?? DEFAULT_LIMIT,
+  };
+}
+
+export interface TimelineEvent {
+  id: string;
+  time: string;
+  namespace: string;
+  involved_kind: string | null;
+  involved_name: string | null;
+  type: string | null;
+  reason: string | null;
+  message: string | null;
+  count: number | null;
+}
+
+export interface Timeline {
+  events: TimelineEvent[];
+  truncated: boolean;
+  from: string;
+  to: string;
+  notes: string[];
+}
+
+// One statement for every filter combination: an absent filter is a null
+// parameter, and node-postgres' unnamed statements are planned with the
+// values, so each read gets the plan of its own filters. The workload
+// filter reads names equal to the workload's or starting with `<name>-`
+// (an index range in "C" order), then keeps the generated name shapes.
+export const READ_TIMELINE = `
+  select content_id as id,
+    rtrim(rtrim(to_char(seen_at at time zone 'UTC',
+      'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z' as time,
+    namespace, involved_kind, involved_name, type, reason, message, count
+  from k8s_event_history
+  where cluster_id = $1
+    and seen_at >= $2::timestamptz and seen_at <= $3::timestamptz
+    and ($4::text is null or namespace = $4)
+    and ($5::text is null or involved_kind = $5)
+    and ($6::text is null or involved_name = $6)
+    and ($7::text is null or type = $7)
+    and ($8::text is null or reason = $8)
+    and ($9::text is null or (
+      (involved_name = $9 or (involved_name >= $9 || '-' and involved_name < $9 || '.'))
+      and ((involved_kind = $10 and involved_name = $9)
+        or (involved_kind = 'ReplicaSet' and involved_name ~ $11)
+        or (involved_kind = 'Pod' and involved_name ~ $12))))
+  order by seen_at desc, content_id desc
+  limit $13`;
+
+type TimelineRow = TimelineEvent & Record<string, unknown>;
+
+export interface TimelineContext {
+  clusterId: string;
+  /** The cluster's agent version as it reported it (null: none). */
+  agentVersion: string | null;
+  /** EVENT_HISTORY_DAYS. */
+  historyDays: number;
+  now: Date;
+}
+
+/** {@link READ_TIMELINE}'s parameters for `q` on one cluster. */
+export function timelineValues(q: TimelineQuery, clusterId: string): unknown[] {
+  // Rows hold microseconds: from rounds up, to rounds down.
+  const fromUs = q.from / 1000n + (q.from % 1000n > 0n ? 1n : 0n);
+  const toUs = q.to / 1000n - (q.to % 1000n < 0n ? 1n : 0n);
+  const patterns =
+    q.workload && ownedNamePatterns(q.workload.kind, q.workload.name);
+  return [
+    clusterId,
+    microText(fromUs),
+    microText(toUs),
+    q.namespace ?? null,
+    q.involvedKind ?? null,
+    q.involvedName ?? null,
+    q.type ?? null,
+    q.reason ?? null,
+    q.workload?.name ?? null,
+    q.workload?.kind ?? null,
+    patterns ? patterns.replicaSet : null,
+    patterns ? patterns.pod : null,
+    q.limit + 1,
+  ];
+}
+
+/** The cluster's timeline for `q`. */
+export async function readTimeline(
+  db: Db,
+  q: TimelineQuery,
+  ctx: TimelineContext,
+  options: { deadlineMs?: number } = {},
+): Promise<Timeline> {
+  const values = timelineValues(q, ctx.clusterId);
+  const rows = await readOnce(
+    db,
+    values,
+    options.deadlineMs ?? READ_DEADLINE_MS,
+  );
+  const truncated = rows.length > q.limit;
+  const events = rows.slice(0, q.limit).map((row) => ({
+    ...row,
+    message: row.message === null ? null : sanitizeMessage(row.message),
+  }));
+  return {
+    events,
+    truncated,
+    from: formatNanoTime(q.from),
+    to: formatNanoTime(q.to),
+    notes: timelineNotes(q, ctx, truncated),
+  };
+}
+
+/** What ran out of time: the client's deadline, the statement's, a lock wait's. */
+const DEADLINE_STATES = new Set(['57014', '55P03']);
+
+/** One attempt, no retry: a slow store is not asked the same query again. */
+async function readOnce(
+  db: Db,
+  values: readonly unknown[],
+  deadlineMs: number,
+): Promise<TimelineRow[]> {
+  try {
+    return await withTransaction(
+      db,
+      (tx) => query<TimelineRow>(tx, READ_TIMELINE, values),
+      { timeoutMs: deadlineMs },
+    );
+  } catch (error) {
+    if (
+      error instanceof TransactionTimeoutError ||
+      DEADLINE_STATES.has(sqlStateOf(error) ?? '')
+    ) {
+      throw new EventsBackendTimeoutError(
+        `the events store did not answer within ${deadlineMs / 1000} s; narrow the window or add a filter`,
+        { cause: error },
+      );
+    }
+    throw new EventsBackendUnavailableError(
+      'the events store could not be read',
+      { cause: error },
+    );
+  }
+}
+
+/** v0.8.0 and later report every event's last-seen time. */
+export function agentReportsLastSeen(version: string | null): boolean {
+  const match = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version ?? '');
+  if (!match) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 0 || minor >= 8;
+}
+
+function timelineNotes(
+  q: TimelineQuery,
+  ctx: TimelineContext,
+  truncated: boolean,
+): string[] {
+  const notes: string[] = [];
+  const edge =
+    BigInt(ctx.now.getTime()) * NS_PER_MS -
+    BigInt(ctx.historyDays) * NS_PER_DAY;
+  if (q.from < edge) {
+    notes.push(
+      `events are kept for ${ctx.historyDays} days: nothing before ${formatNanoTime(edge)} can be shown`,
+    );
+  }
+  if (truncated) {
+    notes.push(
+      `more than ${q.limit} events match in this window; only the newest ${q.limit} are shown: narrow the window or add a filter`,
+    );
+  }
+  if (!agentReportsLastSeen(ctx.agentVersion)) {
+    notes.push(
+      "the cluster's agent is older than v0.8.0 or reported no version: events it sent without a last-seen time (events.k8s.io events such as FailedScheduling) are not in this history; the 24-hour events list shows them",
+    );
+  }
+  return notes;
+}
