@@ -10,6 +10,10 @@
  */
 import { hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
+import {
+  type ReplacedPolicy,
+  recordNetworkPolicyChanges,
+} from '../changes/network-policy-changes.ts';
 import { clampSnapshotTime, isNewerSnapshot } from '../changes/rules.ts';
 import {
   applyWorkloadFacts,
@@ -414,6 +418,8 @@ interface PreparedKind {
   added: number;
   /** Ids of stored rows the snapshot no longer has. */
   gone: string[];
+  /** Stored rows the snapshot changed: their ids and incoming wire rows. */
+  replaced: { id: string; wire: unknown }[];
   stored: Map<string, StoredRow>;
 }
 
@@ -435,11 +441,13 @@ function prepareKind(
   const incoming = digestRows(def, rows);
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: DbRow[] = [];
+  const replaced: PreparedKind['replaced'] = [];
   let added = 0;
   for (const row of incoming.values()) {
     const before = storedRows.get(row.key);
     if (!before) added++;
     if (before?.content_hash === row.hash) continue;
+    if (before) replaced.push({ id: before.id, wire: row.wire });
     const extra =
       kind === 'workloads' && !before
         ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
@@ -456,6 +464,7 @@ function prepareKind(
     upserted: changed.length,
     added,
     gone,
+    replaced,
     stored: storedRows,
   };
 }
@@ -514,6 +523,20 @@ async function applyKinds(
     const prepared = next as PreparedKind;
     const storedRows = prepared.stored;
     const write = async () => {
+      if (kind === 'network_policies') {
+        // Before the upsert: the diff reads the policies as they were.
+        await recordNetworkPolicyChanges(
+          tx,
+          {
+            clusterId: cluster.id,
+            clusterName: inventory.cluster.name,
+            clientId: tenant.client_id,
+            environmentId: tenant.environment_id,
+            snapshotAt: ctx.snapshotAt,
+          },
+          prepared.replaced as ReplacedPolicy[],
+        );
+      }
       if (prepared.json !== undefined) {
         await upsertRows(tx, kind, cluster.id, prepared.json).catch(
           (error: unknown) => {
