@@ -28,6 +28,9 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,
+          // The app's synth runs in a beforeAll: on a busy machine it takes
+          // longer than the default 10 s hook bound.
+          hookTimeout: 300_000,
         },
       },
     ],
