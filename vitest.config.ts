@@ -28,9 +28,8 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,
-          // The app's synth runs in a beforeAll: on a busy machine it takes
-          // longer than the default 10 s hook bound.
-          hookTimeout: 300_000,
+          // One synth in beforeAll takes over 10 s on a busy two-core machine.
+          hookTimeout: 120_000,
         },
       },
     ],
