@@ -8,6 +8,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // Parsing the generated large inventory takes seconds on a busy
+          // two-core machine, past the default 5 s.
+          testTimeout: 30_000,
         },
       },
       {

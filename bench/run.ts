@@ -3,7 +3,7 @@
  */
 import { existsSync } from 'node:fs';
 
-const BENCHES = ['ingest', 'sync', 'api'] as const;
+const BENCHES = ['ingest', 'sync', 'api', 'changes'] as const;
 const name = process.argv[2];
 
 if (!name || !(BENCHES as readonly string[]).includes(name)) {

@@ -84,6 +84,7 @@ export const configSchema = z.object({
   SYNC_TIMEOUT_MS: int(1000).default(60_000),
   STALE_CLUSTER_MINUTES: int(1).default(15),
   EVENT_RETENTION_HOURS: int(1).default(24),
+  CHANGE_RETENTION_DAYS: int(1).default(90),
 
   // API.
   PORT: int(0, 65535).default(3000),

@@ -10,6 +10,7 @@
  */
 import { hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
+import { syncArgocdApplications } from '../argocd/applications.ts';
 import {
   type ReplacedPolicy,
   recordNetworkPolicyChanges,
@@ -342,6 +343,11 @@ export async function syncInventory(
             retentionHours: options.eventRetentionHours ?? 24,
             beforePrune: options.beforePrune,
           },
+        );
+        await syncArgocdApplications(
+          tx,
+          { id: cluster.id, clientId: tenant.client_id },
+          inventory.argocd_applications,
         );
         await updateClusterAndAsset(
           tx,

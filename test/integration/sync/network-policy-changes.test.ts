@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../shared/db/pool.ts';
-import { syncInventory } from '../../../shared/sync/sync.ts';
-import {
-  type InventoryInput,
-  parseInventory,
-} from '../../../shared/wire/inventory.ts';
+import type { InventoryInput } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
-import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import {
+  createTenant,
+  syncSnapshot,
+  type Tenant,
+} from '../../helpers/inventory-db.ts';
 
 const T0 = Date.parse('2026-06-15T12:00:00Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
@@ -45,29 +45,23 @@ describe('NetworkPolicy change records', () => {
     policies: Policy[] | undefined,
     workloadName = 'checkout-api',
   ) {
-    const input: InventoryInput = {
-      type: 'kubernetes',
-      schema_version: 1,
-      agent_id: agentId,
+    return syncSnapshot(database.db, tenant, agentId, {
       timestamp: at(minutes),
-      cluster: { name: 'k8s-prod-01', status: 'healthy' },
-      namespaces: [{ name: 'shop', status: 'Active' }],
-      workloads: [
-        {
-          namespace: 'shop',
-          name: workloadName,
-          kind: 'Deployment',
-          containers: [],
-        },
-      ],
-      ...(policies === undefined ? {} : { network_policies: policies }),
-    };
-    return syncInventory(
-      database.db,
-      { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
-      parseInventory(input),
-      { now: () => new Date(T0 + 3_600_000) },
-    );
+      now: new Date(T0 + 3_600_000),
+      body: {
+        cluster: { name: 'k8s-prod-01', status: 'healthy' },
+        namespaces: [{ name: 'shop', status: 'Active' }],
+        workloads: [
+          {
+            namespace: 'shop',
+            name: workloadName,
+            kind: 'Deployment',
+            containers: [],
+          },
+        ],
+        ...(policies === undefined ? {} : { network_policies: policies }),
+      },
+    });
   }
 
   const rows = (clusterId: string) =>
