@@ -8,8 +8,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
-          // Parsing the generated large inventory takes seconds on a busy
-          // two-core machine, past the default 5 s.
+          // CPU-bound cases (a generated large inventory, property runs)
+          // take seconds on a loaded two-core machine: 5 s is too tight.
           testTimeout: 30_000,
         },
       },
