@@ -19,7 +19,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { routes } from '../../shared/http/routes.ts';
+import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
 import {
   type DatabaseLogin,
   ServiceFunction,
@@ -120,7 +120,8 @@ export class ApiStack extends Stack {
     };
     if (parameters.metricsUrl) environment.METRICS_URL = parameters.metricsUrl;
 
-    for (const route of routes) {
+    // Typed as any entry may be: the table's own types name only its routes.
+    for (const route of routes as readonly RouteDefinition[]) {
       const id = routeId(route);
       const fn = new ServiceFunction(this, id, {
         entry: `functions/api/${route.name}.ts`,
@@ -144,7 +145,8 @@ export class ApiStack extends Stack {
           apigw.HttpMethod[route.method],
         ),
         integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-        authorizer,
+        // A public entry (shared/http/routes.ts) takes no JWT.
+        ...(route.access.shape !== 'public' && { authorizer }),
       });
     }
 
