@@ -12,7 +12,7 @@
  * 2. the timeline read's p50/p99 under 8 concurrent callers (target: p99
  *    within 100 ms);
  * 3. Argo CD notifications a webhook source accepts per second through the
- *    webhook handler over HTTP (target: 200/s).
+ *    local API server's webhook route (target: 200/s).
  *
  * Environment: BENCH_CHANGES (500000), BENCH_ALERT_GROUPS (200000),
  * BENCH_REQUESTS (400), BENCH_CONCURRENCY (8), BENCH_NOTIFICATIONS (2000).
@@ -33,7 +33,7 @@ import {
   type Row,
 } from '../shared/db/pool.ts';
 import { addWebhookSource } from '../shared/webhooks/sources.ts';
-import { startWebhookReceiver } from '../test/helpers/webhook-receiver.ts';
+import { startTestApi } from '../test/helpers/api-server.ts';
 import { benchDatabase, ms, percentile } from './common.ts';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 500_000);
@@ -88,7 +88,7 @@ async function seed(): Promise<TimelineCluster> {
      select case when i % 10 < 7 then 'k8s-config' else 'deployment' end,
             case when i % 10 < 7 then 'workload_changed' else 'sync' end,
             cs.clients[1 + i % cs.n], cs.envs[1 + i % cs.n],
-            now() - (i * 7919 % 129600) * interval '1 minute', 'info', 'bench change',
+            now() - (i::bigint * 7919 % 129600) * interval '1 minute', 'info', 'bench change',
             case when i % 10 < 7 then jsonb_build_object(
                    'cluster_id', cs.ids[1 + i % cs.n], 'kind', 'Deployment',
                    'namespace', 'ns-' || (i % 20), 'name', 'w-' || (i % 50),
@@ -122,9 +122,9 @@ async function seed(): Promise<TimelineCluster> {
             jsonb_build_array(jsonb_build_object(
               'alertname', 'KubePodCrashLooping', 'namespace', 'ns-' || (i % 20),
               'pod', 'w-' || (i % 50) || '-7d9f8c5b4-x2x9k')),
-            now() - (i * 7919 % 129600) * interval '1 minute',
-            now() - (i * 7919 % 129600) * interval '1 minute',
-            now() - (i * 7919 % 129600 - 10) * interval '1 minute'
+            now() - (i::bigint * 7919 % 129600) * interval '1 minute',
+            now() - (i::bigint * 7919 % 129600) * interval '1 minute',
+            now() - (i::bigint * 7919 % 129600 - 10) * interval '1 minute'
      from ss, generate_series(1, $1) i`,
     [ALERT_GROUPS],
   );
@@ -260,7 +260,7 @@ console.log(
 console.log(
   `\nwebhook: ${NOTIFICATIONS} Argo CD notifications, ${CONCURRENCY} senders:`,
 );
-const receiver = await startWebhookReceiver(db);
+const api = await startTestApi(db);
 const source = await addWebhookSource(db, {
   clientSlug: 'bench-1',
   envSlug: 'production',
@@ -274,7 +274,7 @@ await Promise.all(
     while (sent < NOTIFICATIONS) {
       sent++;
       const response = await fetch(
-        `${receiver.url}/api/v1/webhooks/${source.id}`,
+        `${api.server.url}/api/v1/webhooks/${source.id}`,
         {
           method: 'POST',
           headers: {
@@ -305,5 +305,5 @@ const rate = NOTIFICATIONS / ((performance.now() - posting) / 1000);
 console.log(
   `  ${rate.toFixed(0)} notifications/s, ${failed} failed (target 200/s: ${rate >= 200 ? 'met' : 'NOT met'})`,
 );
-await receiver.close();
+await api.close();
 await bench.close();

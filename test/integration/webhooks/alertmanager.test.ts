@@ -5,13 +5,10 @@ import {
   startAlertmanager,
   type TestAlertmanager,
 } from '../../helpers/alertmanager.ts';
+import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
-import {
-  startWebhookReceiver,
-  type TestWebhookReceiver,
-} from '../../helpers/webhook-receiver.ts';
 
 interface GroupRow extends Record<string, unknown> {
   id: string;
@@ -34,14 +31,14 @@ interface GroupRow extends Record<string, unknown> {
  */
 describe('Alertmanager → alert groups, through a real Alertmanager', () => {
   let database: TestDatabase;
-  let api: TestWebhookReceiver;
+  let api: TestApi;
   let alertmanager: TestAlertmanager;
   let tenant: Tenant;
   let hostId: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startWebhookReceiver(database.db);
+    api = await startTestApi(database.db);
     tenant = await createTenant(database.db);
     const host = await queryOne<{ id: string }>(
       database.db,
@@ -56,7 +53,7 @@ describe('Alertmanager → alert groups, through a real Alertmanager', () => {
       kind: 'alertmanager',
     });
     alertmanager = await startAlertmanager({
-      webhookUrl: `${api.url}/api/v1/webhooks/${source.id}`,
+      webhookUrl: `${api.server.url}/api/v1/webhooks/${source.id}`,
       secret: source.secret,
       groupBy: ['alertname', 'namespace'],
       timings: { groupWait: '1s', groupInterval: '2s', repeatInterval: '3s' },

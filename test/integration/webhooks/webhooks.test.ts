@@ -6,12 +6,9 @@ import {
   disableWebhookSource,
   listWebhookSources,
 } from '../../../shared/webhooks/sources.ts';
+import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
-import {
-  startWebhookReceiver,
-  type TestWebhookReceiver,
-} from '../../helpers/webhook-receiver.ts';
 
 const fixture = (name: string) =>
   readFileSync(
@@ -21,12 +18,12 @@ const fixture = (name: string) =>
 
 describe('webhook sources and the webhook route', () => {
   let database: TestDatabase;
-  let api: TestWebhookReceiver;
+  let api: TestApi;
   let tenant: Tenant;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startWebhookReceiver(database.db);
+    api = await startTestApi(database.db);
     tenant = await createTenant(database.db);
   });
   afterAll(async () => {
@@ -39,7 +36,7 @@ describe('webhook sources and the webhook route', () => {
     body: string,
     headers: Record<string, string>,
   ) {
-    const response = await fetch(`${api.url}/api/v1/webhooks/${id}`, {
+    const response = await fetch(`${api.server.url}/api/v1/webhooks/${id}`, {
       method: 'POST',
       headers,
       body,
