@@ -74,7 +74,9 @@ async function seed(): Promise<TimelineCluster> {
      from assets a`,
   );
   // 70% recorded changes, 30% deploys; namespaces ns-0..ns-19, workloads
-  // w-0..w-49, times spread over 90 days (129,600 minutes).
+  // w-0..w-49 (each drawn from other digits of the row number than its
+  // cluster, so every cluster gets every kind), times spread over 90 days
+  // (129,600 minutes).
   await query(
     db,
     `with cs as (
@@ -85,17 +87,18 @@ async function seed(): Promise<TimelineCluster> {
        from clusters)
      insert into change_events (source, event_type, client_id, environment_id,
        scanned_at, severity, summary, details)
-     select case when i % 10 < 7 then 'k8s-config' else 'deployment' end,
-            case when i % 10 < 7 then 'workload_changed' else 'sync' end,
+     select case when (i / 100) % 10 < 7 then 'k8s-config' else 'deployment' end,
+            case when (i / 100) % 10 < 7 then 'workload_changed' else 'sync' end,
             cs.clients[1 + i % cs.n], cs.envs[1 + i % cs.n],
             now() - (i::bigint * 7919 % 129600) * interval '1 minute', 'info', 'bench change',
-            case when i % 10 < 7 then jsonb_build_object(
+            case when (i / 100) % 10 < 7 then jsonb_build_object(
                    'cluster_id', cs.ids[1 + i % cs.n], 'kind', 'Deployment',
-                   'namespace', 'ns-' || (i % 20), 'name', 'w-' || (i % 50),
+                   'namespace', 'ns-' || ((i / 1000) % 20),
+                   'name', 'w-' || ((i / 20000) % 50),
                    'changes', '[]'::jsonb, 'truncated', false)
                  else jsonb_build_object(
-                   'provider', 'argocd', 'app_name', 'app-' || (i % 30),
-                   'namespace', 'ns-' || (i % 20), 'revision', md5(i::text))
+                   'provider', 'argocd', 'app_name', 'app-' || ((i / 100) % 30),
+                   'namespace', 'ns-' || ((i / 1000) % 20), 'revision', md5(i::text))
             end
      from cs, generate_series(1, $1) i`,
     [CHANGES],
@@ -120,8 +123,8 @@ async function seed(): Promise<TimelineCluster> {
             'g' || i, 'resolved', 'warning', 'KubePodCrashLooping',
             'crash-looping', '{}',
             jsonb_build_array(jsonb_build_object(
-              'alertname', 'KubePodCrashLooping', 'namespace', 'ns-' || (i % 20),
-              'pod', 'w-' || (i % 50) || '-7d9f8c5b4-x2x9k')),
+              'alertname', 'KubePodCrashLooping', 'namespace', 'ns-' || ((i / 50) % 20),
+              'pod', 'w-' || ((i / 1000) % 50) || '-7d9f8c5b4-x2x9k')),
             now() - (i::bigint * 7919 % 129600) * interval '1 minute',
             now() - (i::bigint * 7919 % 129600) * interval '1 minute',
             now() - (i::bigint * 7919 % 129600 - 10) * interval '1 minute'
