@@ -94,6 +94,7 @@ export const configSchema = z.object({
   /** How long the live-read audit trail is kept. */
   AUDIT_RETENTION_DAYS: int(1).default(400),
   EVENT_HISTORY_DAYS: int(1, 366).default(14),
+  CHANGE_RETENTION_DAYS: int(1).default(90),
 
   // API.
   PORT: int(0, 65535).default(3000),

@@ -51,6 +51,24 @@ export class ConflictError extends DomainError {
   override readonly code: string = 'conflict';
 }
 
+/** A request body over its route's limit (413). */
+export class PayloadTooLargeError extends DomainError {
+  override readonly status = 413;
+  override readonly code = 'payload_too_large';
+}
+
+/** A request body of a media type the route does not take (415). */
+export class UnsupportedMediaTypeError extends DomainError {
+  override readonly status = 415;
+  override readonly code = 'unsupported_media_type';
+}
+
+/** A well-formed body the contract refuses, naming the field (422). */
+export class UnprocessableError extends DomainError {
+  override readonly status = 422;
+  override readonly code = 'unprocessable';
+}
+
 /** A spent budget; the response carries `Retry-After: retryAfterSeconds`. */
 export class RateLimitedError extends DomainError {
   override readonly status = 429;

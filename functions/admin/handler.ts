@@ -37,7 +37,13 @@ export const handler = middy<unknown, AdminResult>()
   .handler(async (event) => {
     try {
       const result = await runAdminCommand(await database(), event);
-      logger.info('admin command done', { ...result });
+      // webhook-add's result holds the source's secret: only its id is logged.
+      logger.info(
+        'admin command done',
+        result.command === 'webhook-add'
+          ? { command: result.command, id: result.id }
+          : { ...result },
+      );
       return result;
     } catch (error) {
       logger.error('admin command failed', {

@@ -1,8 +1,9 @@
 /**
  * The retention sweep, hourly (EventBridge schedule; a timer in the local
  * stack, which also runs it at start): Kubernetes events past
- * EVENT_RETENTION_HOURS, event history past EVENT_HISTORY_DAYS, and live-read
- * audit rows past AUDIT_RETENTION_DAYS.
+ * EVENT_RETENTION_HOURS, event history past EVENT_HISTORY_DAYS, change rows
+ * and alert groups past CHANGE_RETENTION_DAYS, and live-read audit rows past
+ * AUDIT_RETENTION_DAYS.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -13,6 +14,10 @@ import { expireAudit } from '../../shared/live/audit.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { metrics } from '../../shared/observability/metrics.ts';
 import {
+  type ChangeRetentionResult,
+  expireChanges,
+} from '../../shared/sweeps/change-retention.ts';
+import {
   expireEvents,
   type RetentionSweepResult,
 } from '../../shared/sweeps/event-retention.ts';
@@ -21,7 +26,10 @@ const config = getConfig();
 
 export const handler = middy<
   unknown,
-  RetentionSweepResult & { auditDeleted: number }
+  RetentionSweepResult & {
+    auditDeleted: number;
+    changeRetention: ChangeRetentionResult;
+  }
 >()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
@@ -31,10 +39,13 @@ export const handler = middy<
       retentionHours: config.EVENT_RETENTION_HOURS,
       historyDays: config.EVENT_HISTORY_DAYS,
     });
+    const changeRetention = await expireChanges(db, {
+      retentionDays: config.CHANGE_RETENTION_DAYS,
+    });
     const auditDeleted = await expireAudit(db, config.AUDIT_RETENTION_DAYS);
     logger.info('expired live-read audit rows deleted', {
       deleted: auditDeleted,
       retentionDays: config.AUDIT_RETENTION_DAYS,
     });
-    return { ...events, auditDeleted };
+    return { ...events, changeRetention, auditDeleted };
   });

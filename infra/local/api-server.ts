@@ -35,6 +35,7 @@ import { toErrorResult } from '../../shared/http/error-middleware.ts';
 import { errorResult, json } from '../../shared/http/response.ts';
 import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
 import { logger } from '../../shared/observability/logger.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../../shared/webhooks/receive.ts';
 
 export interface ApiServerOptions {
   /** 0 picks a free port (tests). */
@@ -97,8 +98,10 @@ export async function startApiServer(
   async function serve(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
-    // The body is never read: every route is a GET.
-    req.resume();
+    // Only a POST route (a webhook) has a body; up to one byte past the
+    // largest a route takes is kept, so the handler can refuse it.
+    const body = method === 'POST' ? await readBody(req) : undefined;
+    if (body === undefined) req.resume();
     if (url.pathname === '/healthz' && method === 'GET') {
       const isReady = await Promise.resolve(ready()).catch(() => false);
       write(
@@ -120,7 +123,7 @@ export async function startApiServer(
       return;
     }
     const claims = await verifyBearer(req.headers.authorization);
-    const event = toEvent(req, url, match, claims);
+    const event = toEvent(req, url, match, claims, body);
     const result = await handler(event, lambdaContext(match.route.name, event));
     write(res, normalize(result));
   }
@@ -259,6 +262,7 @@ function toEvent(
   url: URL,
   match: RouteMatch,
   claims: Record<string, string> | undefined,
+  body: Buffer | undefined,
 ): APIGatewayProxyEventV2WithJWTAuthorizer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -287,7 +291,9 @@ function toEvent(
       Object.keys(match.pathParameters).length === 0
         ? undefined
         : match.pathParameters,
-    isBase64Encoded: false,
+    ...(body === undefined
+      ? { isBase64Encoded: false }
+      : { body: body.toString('base64'), isBase64Encoded: true }),
     requestContext: {
       accountId: 'local',
       apiId: 'local',
@@ -315,6 +321,16 @@ function toEvent(
     },
   };
   return event as APIGatewayProxyEventV2WithJWTAuthorizer;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    if (size <= MAX_WEBHOOK_BODY_BYTES) chunks.push(chunk);
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks);
 }
 
 function lambdaContext(

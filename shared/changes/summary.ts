@@ -117,14 +117,29 @@ export function changedSummary(
   changes: readonly FactChange[],
   context: PhraseContext,
 ): string {
+  return listSummary(
+    workloadSubject(workload),
+    changes.map((change) => describeChange(change, context)),
+  );
+}
+
+/**
+ * `<subject>: <phrase>; <phrase>; <phrase>` for up to three phrases, else the
+ * first two and `+N more`; cut at 300 characters. Every change record's
+ * summary (workloads, NetworkPolicies) is built by this one rule.
+ */
+export function listSummary(
+  subject: string,
+  phrases: readonly string[],
+): string {
   const shown =
-    changes.length <= SUMMARY_PARTS
-      ? changes
-      : changes.slice(0, SUMMARY_PARTS - 1);
-  const parts = shown.map((change) => describeChange(change, context));
-  const more = changes.length - shown.length;
+    phrases.length <= SUMMARY_PARTS
+      ? phrases
+      : phrases.slice(0, SUMMARY_PARTS - 1);
+  const parts = [...shown];
+  const more = phrases.length - shown.length;
   if (more > 0) parts.push(`+${more} more`);
-  return cutSummary(`${workloadSubject(workload)}: ${parts.join('; ')}`);
+  return cutSummary(`${subject}: ${parts.join('; ')}`);
 }
 
 /** At most {@link SUMMARY_MAX_CHARS} code points; a cut one ends with `…`. */

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { type Queryable, query } from '../db/pool.ts';
 import type { Inventory } from '../wire/inventory.ts';
 import type { SpecFacts } from '../wire/spec-facts.ts';
-import { hpaTargets } from './hpa.ts';
+import { type HpaFacts, hpaTargets } from './hpa.ts';
 import { buildWorkloadChange } from './record.ts';
 import { decideFactsAction } from './rules.ts';
 
@@ -27,7 +27,12 @@ export interface FactsStepInput {
   environmentId: string;
   snapshotAt: Date;
   workloads: NonNullable<Inventory['workloads']>;
-  /** The snapshot's HPAs; only these decide whether replicas are the HPA's. */
+  /**
+   * The snapshot's HPAs; only these decide whether replicas are the HPA's.
+   * Undefined (not collected): the stored HPAs, those of the last snapshot
+   * that carried the array, decide instead, since a sync without it prunes
+   * none of them.
+   */
   hpas: Inventory['hpas'];
   /**
    * Stored digest and time by workload key (kind, namespace, name joined by
@@ -101,16 +106,18 @@ export async function applyWorkloadFacts(
     candidates.map((c) => c.workload),
   );
   const hpa = hpaTargets(
-    (input.hpas ?? []).map((h) => ({
-      namespace: h.namespace,
-      target:
-        h.target?.kind && h.target.name
-          ? { kind: h.target.kind, name: h.target.name }
-          : null,
-    })),
+    input.hpas === undefined
+      ? await listStoredHpaTargets(tx, input.clusterId)
+      : input.hpas.map((h) => ({
+          namespace: h.namespace,
+          target:
+            h.target?.kind && h.target.name
+              ? { kind: h.target.kind, name: h.target.name }
+              : null,
+        })),
   );
   const writes: Pending[] = [];
-  const records: object[] = [];
+  const records: Parameters<typeof insertChangeRecords>[2][number][] = [];
   for (const candidate of candidates) {
     const { workload, facts } = candidate;
     const stored = previous.get(workloadKey(workload)) ?? {
@@ -158,6 +165,33 @@ export async function applyWorkloadFacts(
     result.recorded = records.length;
   }
   return result;
+}
+
+/**
+ * The HPA targets stored for the cluster: a snapshot that did not collect
+ * HPAs left them as the last snapshot with an `hpas` array wrote them.
+ */
+async function listStoredHpaTargets(
+  tx: Queryable,
+  clusterId: string,
+): Promise<HpaFacts[]> {
+  const rows = await query<{
+    namespace: string;
+    target_kind: string | null;
+    target_name: string | null;
+  }>(
+    tx,
+    `select namespace, target_kind, target_name from k8s_hpas
+     where cluster_id = $1 and target_kind is not null and target_name is not null`,
+    [clusterId],
+  );
+  return rows.map((r) => ({
+    namespace: r.namespace,
+    target:
+      r.target_kind && r.target_name
+        ? { kind: r.target_kind, name: r.target_name }
+        : null,
+  }));
 }
 
 async function listStoredFacts(
@@ -222,10 +256,26 @@ async function storeFacts(
   );
 }
 
-async function insertChangeRecords(
+/** Where and when a sync's change records happened. */
+export interface ChangeRecordScope {
+  clientId: string;
+  environmentId: string;
+  snapshotAt: Date;
+}
+
+/**
+ * Writes a sync's change records (workloads, NetworkPolicies) as k8s-config
+ * rows of its client and environment, observed at the snapshot's time: one
+ * statement for all of them.
+ */
+export async function insertChangeRecords(
   tx: Queryable,
-  input: FactsStepInput,
-  records: readonly object[],
+  input: ChangeRecordScope,
+  records: readonly {
+    event_type: string;
+    summary: string;
+    details: object;
+  }[],
 ): Promise<void> {
   await tx.query(
     `insert into change_events

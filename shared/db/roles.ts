@@ -157,9 +157,18 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     `grant execute on function ${HISTORY_ENSURE} to ${g.writer}, ${g.maintenance}`,
     `grant execute on function ${HISTORY_DROP} to ${g.maintenance}`,
 
+    // Change retention: change rows and alert groups past retention, walked
+    // client by client.
+    `grant select on clients to ${g.maintenance}`,
+    `grant select, delete on change_events, alert_groups to ${g.maintenance}`,
+
     // tenancy (admin): ensureTenant and grantRole insert (ON CONFLICT DO
     // NOTHING) and read back ids; nothing is updated or deleted.
     `grant select, insert on clients, environments, user_grants to ${g.tenancy}`,
+    // The admin's webhook commands: add and list sources, and disable one
+    // (its disabled_at, nothing else).
+    `grant select, insert on webhook_sources to ${g.tenancy}`,
+    `grant update (disabled_at) on webhook_sources to ${g.tenancy}`,
 
     // ingest (bridge): the refused messages, write-only.
     `grant insert on ingest_rejections to ${g.ingest}`,

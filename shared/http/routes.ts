@@ -70,6 +70,10 @@
  */
 import type { Permission } from '../auth/permissions.ts';
 import { changeFeedQuery } from '../changes/feed.ts';
+import {
+  WHAT_CHANGED_SOURCES,
+  whatChangedRouteQuery,
+} from '../changes/what-changed-route.ts';
 import { clusterListQuery } from '../clusters/list-query.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
@@ -379,6 +383,24 @@ export const routes = [
     summary: "Recorded changes inside the caller's changes:read scope",
     access: { shape: 'gate', permission: 'changes:read' },
     query: changeFeedQuery,
+  }),
+  route({
+    name: 'list-cluster-changes',
+    method: 'GET',
+    path: `${cluster}/changes`,
+    summary:
+      'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
+    access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
+    query: whatChangedRouteQuery,
+  }),
+  route({
+    name: 'receive-webhook',
+    method: 'POST',
+    path: '/api/v1/webhooks/{sourceID}',
+    summary:
+      "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
+    access: { shape: 'public', authenticatedBy: 'webhook source secret' },
+    query: NO_PARAMETERS,
   }),
 ] as const;
 

@@ -10,6 +10,11 @@
  */
 import { hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
+import { syncArgocdApplications } from '../argocd/applications.ts';
+import {
+  type ReplacedPolicy,
+  recordNetworkPolicyChanges,
+} from '../changes/network-policy-changes.ts';
 import { clampSnapshotTime, isNewerSnapshot } from '../changes/rules.ts';
 import {
   applyWorkloadFacts,
@@ -353,6 +358,11 @@ export async function syncInventory(
             beforePrune: options.beforePrune,
           },
         );
+        await syncArgocdApplications(
+          tx,
+          { id: cluster.id, clientId: tenant.client_id },
+          inventory.argocd_applications,
+        );
         await updateClusterAndAsset(
           tx,
           cluster,
@@ -430,6 +440,8 @@ interface PreparedKind {
   added: number;
   /** Ids of stored rows the snapshot no longer has. */
   gone: string[];
+  /** Stored rows the snapshot changed: their ids and incoming wire rows. */
+  replaced: { id: string; wire: unknown }[];
   stored: Map<string, StoredRow>;
   /** Events only: the rows to copy to the 14-day history, as JSON. */
   history?: string | undefined;
@@ -454,6 +466,7 @@ function prepareKind(
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: DbRow[] = [];
   const unchanged = new Set<unknown>();
+  const replaced: PreparedKind['replaced'] = [];
   let added = 0;
   for (const row of incoming.values()) {
     const before = storedRows.get(row.key);
@@ -462,6 +475,7 @@ function prepareKind(
       unchanged.add(row.wire);
       continue;
     }
+    if (before) replaced.push({ id: before.id, wire: row.wire });
     const extra =
       kind === 'workloads' && !before
         ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
@@ -478,6 +492,7 @@ function prepareKind(
     upserted: changed.length,
     added,
     gone,
+    replaced,
     stored: storedRows,
     history: historyJson(inventory, kind, unchanged, ctx),
   };
@@ -549,6 +564,20 @@ async function applyKinds(
     const prepared = next as PreparedKind;
     const storedRows = prepared.stored;
     const write = async () => {
+      if (kind === 'network_policies') {
+        // Before the upsert: the diff reads the policies as they were.
+        await recordNetworkPolicyChanges(
+          tx,
+          {
+            clusterId: cluster.id,
+            clusterName: inventory.cluster.name,
+            clientId: tenant.client_id,
+            environmentId: tenant.environment_id,
+            snapshotAt: ctx.snapshotAt,
+          },
+          prepared.replaced as ReplacedPolicy[],
+        );
+      }
       if (prepared.json !== undefined) {
         await upsertRows(tx, kind, cluster.id, prepared.json).catch(
           (error: unknown) => {

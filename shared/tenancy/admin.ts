@@ -6,13 +6,27 @@
  *   {"command":"grant","email":"alice@example.com","role":"viewer","client":"acme","environment":"production"}
  *
  * (`environment` is optional for a grant: without it the grant covers the
- * whole client.) An unknown key is refused rather than ignored, so a
+ * whole client.) Webhook sources, as `npm run webhook` manages them:
+ *
+ *   {"command":"webhook-add","client":"acme","environment":"production","kind":"argocd"}
+ *   {"command":"webhook-list","client":"acme"}
+ *   {"command":"webhook-disable","id":"<source id>"}
+ *
+ * (`webhook-add` returns the secret, this once; `webhook-list` never does.) An unknown key is refused rather than ignored, so a
  * misspelt `environment` cannot widen a grant to the whole client.
  */
 import { z } from 'zod';
 import { ROLES } from '../auth/roles.ts';
 import type { Db } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
+import {
+  addWebhookSource,
+  disableWebhookSource,
+  listWebhookSources,
+  type NewWebhookSource,
+  WEBHOOK_KINDS,
+  type WebhookSourceListing,
+} from '../webhooks/sources.ts';
 import { type GrantResult, grantRole } from './grants.ts';
 import { ensureTenant, type Tenant } from './tenants.ts';
 
@@ -40,13 +54,38 @@ const grantCommand = z.strictObject({
   environment: slug.optional(),
 });
 
+const webhookAddCommand = z.strictObject({
+  command: z.literal('webhook-add'),
+  client: slug,
+  environment: slug.optional(),
+  kind: z.enum(WEBHOOK_KINDS, {
+    error: `must be one of ${WEBHOOK_KINDS.join(', ')}`,
+  }),
+});
+
+const webhookListCommand = z.strictObject({
+  command: z.literal('webhook-list'),
+  client: slug.optional(),
+});
+
+const webhookDisableCommand = z.strictObject({
+  command: z.literal('webhook-disable'),
+  id: text().min(1, 'must not be empty'),
+});
+
 export const adminCommandSchema = z.discriminatedUnion(
   'command',
-  [tenantCommand, grantCommand],
+  [
+    tenantCommand,
+    grantCommand,
+    webhookAddCommand,
+    webhookListCommand,
+    webhookDisableCommand,
+  ],
   {
     error: (issue) =>
       issue.code === 'invalid_union'
-        ? 'must be "tenant" or "grant"'
+        ? 'must be "tenant" or "grant", or a webhook command ("webhook-add", "webhook-list", "webhook-disable")'
         : 'the event must be a JSON object with a "command"',
   },
 );
@@ -55,7 +94,10 @@ export type AdminCommand = z.infer<typeof adminCommandSchema>;
 
 export type AdminResult =
   | ({ command: 'tenant' } & Tenant)
-  | ({ command: 'grant' } & GrantResult);
+  | ({ command: 'grant' } & GrantResult)
+  | ({ command: 'webhook-add' } & NewWebhookSource)
+  | { command: 'webhook-list'; sources: WebhookSourceListing[] }
+  | { command: 'webhook-disable'; id: string; disabledAt: Date };
 
 /** The invocation's event as a command; a ValidationError listing every problem. */
 export function parseAdminCommand(event: unknown): AdminCommand {
@@ -85,6 +127,22 @@ export async function runAdminCommand(
       ...(command.environmentName ? { envName: command.environmentName } : {}),
     });
     return { command: 'tenant', ...tenant };
+  }
+  if (command.command === 'webhook-add') {
+    const source = await addWebhookSource(db, {
+      clientSlug: command.client,
+      envSlug: command.environment,
+      kind: command.kind,
+    });
+    return { command: 'webhook-add', ...source };
+  }
+  if (command.command === 'webhook-list') {
+    const sources = await listWebhookSources(db, command.client);
+    return { command: 'webhook-list', sources };
+  }
+  if (command.command === 'webhook-disable') {
+    const disabled = await disableWebhookSource(db, command.id);
+    return { command: 'webhook-disable', ...disabled };
   }
   const grant = await grantRole(db, {
     email: command.email,

@@ -9,6 +9,11 @@ import {
   withTransaction,
 } from '../../shared/db/pool.ts';
 import { KIND_ORDER, KINDS } from '../../shared/sync/kinds.ts';
+import { syncInventory } from '../../shared/sync/sync.ts';
+import {
+  type InventoryInput,
+  parseInventory,
+} from '../../shared/wire/inventory.ts';
 
 export interface Tenant {
   clientId: string;
@@ -107,4 +112,35 @@ export async function holdClusterLock(
       await holder;
     },
   };
+}
+
+/**
+ * Syncs one snapshot of `agentId`'s cluster into `tenant`: the envelope
+ * (type, version, agent, time) around `body`, processed at `now`.
+ */
+export function syncSnapshot(
+  db: Db,
+  tenant: Tenant,
+  agentId: string,
+  snapshot: {
+    timestamp: string;
+    now: Date;
+    body: Omit<
+      InventoryInput,
+      'type' | 'schema_version' | 'agent_id' | 'timestamp'
+    >;
+  },
+) {
+  return syncInventory(
+    db,
+    { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
+    parseInventory({
+      type: 'kubernetes',
+      schema_version: 1,
+      agent_id: agentId,
+      timestamp: snapshot.timestamp,
+      ...snapshot.body,
+    }),
+    { now: () => snapshot.now },
+  );
 }

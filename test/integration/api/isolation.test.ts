@@ -187,8 +187,14 @@ function hasHandler(route: RouteDefinition): boolean {
   );
 }
 
+// The GET reads. The webhook route (a POST with no JWT, authenticated by
+// its source's secret, every caller's tenant being the source's) is driven
+// by test/integration/webhooks/: a wrong, missing or disabled secret and an
+// unknown id are the same 401 there.
 const driven = routes.filter(
-  (route) => !PENDING_ROUTES.has(route.name) || hasHandler(route),
+  (route) =>
+    route.method === 'GET' &&
+    (!PENDING_ROUTES.has(route.name) || hasHandler(route)),
 );
 
 describe('tenant isolation', () => {

@@ -41,7 +41,8 @@ function facts(overrides: Partial<SpecFacts> = {}): SpecFacts {
 interface Snapshot {
   minutes: number;
   specFacts?: SpecFacts | null;
-  hpa?: boolean;
+  /** 'not_collected': the snapshot has no `hpas` array at all. */
+  hpa?: boolean | 'not_collected';
   annotations?: Record<string, string>;
 }
 
@@ -66,23 +67,27 @@ function snapshot(agentId: string, s: Snapshot): Inventory {
         ...(s.specFacts === undefined ? {} : { spec_facts: s.specFacts }),
       },
     ],
-    hpas: s.hpa
-      ? [
-          {
-            namespace: 'shop',
-            name: 'checkout-api',
-            target: {
-              kind: 'Deployment',
-              name: 'checkout-api',
-              api_version: 'apps/v1',
-            },
-            min_replicas: 2,
-            max_replicas: 10,
-          },
-        ]
-      : [],
+    ...(s.hpa === 'not_collected' ? {} : { hpas: hpasOf(s.hpa === true) }),
   };
   return parseInventory(input);
+}
+
+function hpasOf(present: boolean): InventoryInput['hpas'] {
+  return present
+    ? [
+        {
+          namespace: 'shop',
+          name: 'checkout-api',
+          target: {
+            kind: 'Deployment',
+            name: 'checkout-api',
+            api_version: 'apps/v1',
+          },
+          min_replicas: 2,
+          max_replicas: 10,
+        },
+      ]
+    : [];
 }
 
 describe('workload change records', () => {
@@ -258,6 +263,42 @@ describe('workload change records', () => {
         'workload_changed',
         'Deployment shop/checkout-api: image checkout-api 2.40.3 → 2.41.0',
       ],
+    ]);
+  });
+
+  it('records no row for an HPA replica move in a sync that did not collect HPAs', async () => {
+    // Prepare
+    const agent = randomUUID();
+    await run(agent, { minutes: 0, specFacts: facts(), hpa: true });
+
+    // Act
+    const result = await run(agent, {
+      minutes: 5,
+      specFacts: facts({ replicas: 8 }),
+      hpa: 'not_collected',
+    });
+
+    // Assess
+    expect(await changeRows(result.clusterId)).toEqual([]);
+    expect(result.facts.diffed).toBe(1);
+  });
+
+  it('records a manual scale in a sync without HPAs when the last HPA list did not target the workload', async () => {
+    // Prepare
+    const agent = randomUUID();
+    await run(agent, { minutes: 0, specFacts: facts(), hpa: false });
+
+    // Act
+    const result = await run(agent, {
+      minutes: 5,
+      specFacts: facts({ replicas: 8 }),
+      hpa: 'not_collected',
+    });
+
+    // Assess
+    const rows = await changeRows(result.clusterId);
+    expect(rows.map((r) => r.summary)).toEqual([
+      'Deployment shop/checkout-api scaled 3 → 8',
     ]);
   });
 

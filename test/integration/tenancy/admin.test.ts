@@ -102,6 +102,56 @@ describe('admin commands', () => {
     expect(() => parseAdminCommand(event)).toThrow(message);
   });
 
+  it('adds, lists and disables a webhook source, the secret only in the add', async () => {
+    // Prepare
+    const client = slug();
+    await runAdminCommand(database.db, {
+      command: 'tenant',
+      client,
+      environment: 'production',
+    });
+
+    // Act
+    const added = await runAdminCommand(database.db, {
+      command: 'webhook-add',
+      client,
+      environment: 'production',
+      kind: 'alertmanager',
+    });
+    if (added.command !== 'webhook-add') throw new Error('not added');
+    const disabled = await runAdminCommand(database.db, {
+      command: 'webhook-disable',
+      id: added.id,
+    });
+    const listed = await runAdminCommand(database.db, {
+      command: 'webhook-list',
+      client,
+    });
+
+    // Assess
+    expect(added.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(disabled).toMatchObject({
+      command: 'webhook-disable',
+      id: added.id,
+    });
+    expect(listed).toEqual({
+      command: 'webhook-list',
+      sources: [
+        expect.objectContaining({
+          id: added.id,
+          kind: 'alertmanager',
+          client,
+          environment: 'production',
+          disabledAt: expect.any(Date),
+        }),
+      ],
+    });
+    expect(JSON.stringify(listed)).not.toContain(added.secret);
+    expect(() =>
+      parseAdminCommand({ command: 'webhook-add', client, kind: 'github' }),
+    ).toThrow(/kind: must be one of argocd, alertmanager/);
+  });
+
   it('runs through the Lambda entry, connected from the configuration', async () => {
     // Prepare: the entry reads its configuration when first imported.
     const previousUrl = process.env.DATABASE_URL;

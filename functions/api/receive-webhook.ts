@@ -1,0 +1,11 @@
+/**
+ * POST /api/v1/webhooks/{sourceID}: a webhook source's notification (Argo
+ * CD or Alertmanager). Public in the route table: no JWT, the source's
+ * secret authenticates it (shared/webhooks/receive.ts).
+ */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { receiveWebhook } from '../../shared/webhooks/receive.ts';
+
+export const handler = apiHandler('receive-webhook', ({ db, event }) =>
+  receiveWebhook(db, event),
+);

@@ -1,0 +1,788 @@
+/**
+ * The what-changed timeline (spec: "What Changed (timeline)",
+ * GET /api/v1/clusters/{id}/changes): one list, newest first, of a cluster's
+ * recorded changes, deploys, Kubernetes events and alert groups, in the
+ * whole cluster, one namespace or one workload.
+ *
+ * source  | kind   | permission   | cap
+ * ------- | ------ | ------------ | ---
+ * changes | change | changes:read | 200
+ * deploys | deploy | changes:read | 100
+ * events  | event  | assets:read  | 200
+ * alerts  | alert  | alerts:read  | 100
+ *
+ * Each source keeps its newest items up to its cap (one more is read to
+ * know whether it was truncated). A source the caller may not read is not
+ * queried (`forbidden`); a failed event read is `unavailable` and the rest
+ * still answers. Every query is pinned to the stored cluster's client and
+ * environment, and carries the caller's scope for the source's permission
+ * as a second wall.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Scope } from '../auth/access.ts';
+import { scopeCondition } from '../auth/scope-sql.ts';
+import { SqlParams } from '../db/params.ts';
+import { type Queryable, query } from '../db/pool.ts';
+import { ValidationError } from '../errors.ts';
+import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
+import { logger } from '../observability/logger.ts';
+import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
+import {
+  podNamePattern,
+  replicaSetNamePattern,
+  WORKLOAD_KINDS,
+  WORKLOAD_LABEL,
+  type WorkloadKind,
+} from './pod-names.ts';
+
+export const SOURCES = ['changes', 'deploys', 'events', 'alerts'] as const;
+export type TimelineSource = (typeof SOURCES)[number];
+
+export const SOURCE_PERMISSION = {
+  changes: 'changes:read',
+  deploys: 'changes:read',
+  events: 'assets:read',
+  alerts: 'alerts:read',
+} as const satisfies Record<TimelineSource, string>;
+
+export const SOURCE_CAP: Record<TimelineSource, number> = {
+  changes: 200,
+  deploys: 100,
+  events: 200,
+  alerts: 100,
+};
+
+/** The event reasons the timeline shows. */
+export const TIMELINE_EVENT_REASONS = [
+  'ScalingReplicaSet',
+  'Killing',
+  'BackOff',
+  'FailedScheduling',
+  'Evicted',
+  'OOMKilling',
+] as const;
+
+/** How far back the event store keeps events. */
+export const EVENT_STORE_DAYS = 14;
+
+const DAY_MS = 24 * 3_600_000;
+const DEFAULT_WINDOW_MS = 7 * DAY_MS;
+const MAX_WINDOW_MS = 30 * DAY_MS;
+
+// ------------------------------------------------------------ parameters
+
+const RFC3339 =
+  /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+const timeParam = (name: string) =>
+  z
+    .string()
+    .refine(
+      (v) => RFC3339.test(v) && !Number.isNaN(Date.parse(v)),
+      `${name} must be an RFC 3339 time`,
+    )
+    .transform((v) => new Date(v));
+
+const patternParam = (name: string, re: RegExp, rule: string) =>
+  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
+
+/** The route's parameters as received (each once, none empty). */
+export const whatChangedParams = z.object({
+  namespace: patternParam(
+    'namespace',
+    DNS_1123_LABEL,
+    'a DNS-1123 label',
+  ).optional(),
+  workload: patternParam(
+    'workload',
+    DNS_1123_SUBDOMAIN,
+    'a DNS-1123 subdomain',
+  ).optional(),
+  kind: z
+    .enum(WORKLOAD_KINDS, {
+      error: `kind must be one of ${WORKLOAD_KINDS.join(', ')}`,
+    })
+    .optional(),
+  from: timeParam('from').optional(),
+  to: timeParam('to').optional(),
+});
+
+export interface WhatChangedQuery {
+  namespace?: string | undefined;
+  workload?: string | undefined;
+  /** The workload's possible kinds: the one given, else all four. */
+  kinds: readonly WorkloadKind[];
+  from: Date;
+  to: Date;
+}
+
+/** The cross-parameter rules; each a 400 naming the parameter. */
+export function whatChangedQuery(
+  params: z.output<typeof whatChangedParams>,
+  now: Date = new Date(),
+): WhatChangedQuery {
+  const fail = (param: string, message: string): never => {
+    throw new ValidationError(message, { details: { param } });
+  };
+  if (params.workload && !params.namespace) {
+    fail(
+      'workload',
+      'workload needs namespace: a workload name is unique only within its namespace',
+    );
+  }
+  if (params.kind && !params.workload) fail('kind', 'kind needs workload');
+  const to = params.to ?? now;
+  const from = params.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS);
+  if (from >= to) fail('from', 'from must be before to');
+  if (to.getTime() - from.getTime() > MAX_WINDOW_MS) {
+    fail('from', 'the window from … to may not exceed 30 days');
+  }
+  return {
+    namespace: params.namespace,
+    workload: params.workload,
+    kinds: params.kind ? [params.kind] : WORKLOAD_KINDS,
+    from,
+    to,
+  };
+}
+
+// ---------------------------------------------------------------- items
+
+export interface TimelineItem {
+  id: string;
+  time: string;
+  kind: 'change' | 'deploy' | 'event' | 'alert';
+  title: string;
+  detail?: string;
+  link?: string;
+  severity?: string;
+  type?: string;
+  reason?: string;
+  namespace?: string;
+  object_kind?: string;
+  object_name?: string;
+  actor?: string;
+  scope?: 'client';
+  changes?: unknown[];
+  changes_truncated?: true;
+}
+
+/** Drops the fields with no value: optional fields are omitted when empty. */
+function compact(item: TimelineItem): TimelineItem {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) {
+    if (value === undefined || value === null || value === '') continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    out[key] = value;
+  }
+  return out as unknown as TimelineItem;
+}
+
+const KIND_ORDER: Record<TimelineItem['kind'], number> = {
+  change: 0,
+  deploy: 1,
+  event: 2,
+  alert: 3,
+};
+
+/** Newest first; at the same instant by kind, then id. */
+export function compareItems(a: TimelineItem, b: TimelineItem): number {
+  if (a.time !== b.time) return a.time < b.time ? 1 : -1;
+  if (a.kind !== b.kind) return KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
+  if (a.id === b.id) return 0;
+  return a.id < b.id ? -1 : 1;
+}
+
+// ------------------------------------------------------------- the read
+
+export interface TimelineCluster {
+  id: string;
+  clientId: string;
+  environmentId: string;
+}
+
+export type SourceState = 'ok' | 'forbidden' | 'unavailable';
+
+export interface WhatChanged {
+  items: TimelineItem[];
+  truncated: Record<TimelineSource, boolean>;
+  sources: Record<TimelineSource, SourceState>;
+  from: string;
+  to: string;
+  notes: string[];
+}
+
+/** What the events store answers for the timeline. */
+export interface TimelineEvent {
+  time: Date;
+  namespace: string;
+  objectKind: string;
+  objectName: string;
+  type: string | null;
+  reason: string;
+  count: number | null;
+  message: string | null;
+}
+
+export interface TimelineEventsRequest {
+  cluster: TimelineCluster;
+  namespace?: string | undefined;
+  /** Exact name or `<name>-` prefix; the shapes are checked here after. */
+  workload?: string | undefined;
+  reasons: readonly string[];
+  from: Date;
+  to: Date;
+  limit: number;
+}
+
+export interface TimelineEventsResult {
+  events: TimelineEvent[];
+  /** More events than `limit` matched. */
+  truncated: boolean;
+  /** The store's own notes (retention, old agent). */
+  notes: string[];
+  /** The store's retention note, dropped when the window is cut to 14 days. */
+  retentionNote?: string | undefined;
+}
+
+/** The events-timeline service, as the timeline reads it. */
+export type TimelineEventsReader = (
+  request: TimelineEventsRequest,
+) => Promise<TimelineEventsResult>;
+
+export interface WhatChangedInput {
+  cluster: TimelineCluster;
+  /** The sources the caller holds the permission for on the cluster. */
+  readable: ReadonlySet<TimelineSource>;
+  /** The caller's scope for each permission (the second wall). */
+  scopeFor: (permission: string) => Scope;
+  query: WhatChangedQuery;
+  events: TimelineEventsReader;
+  now?: Date;
+}
+
+const FORBIDDEN_NOTE: Record<TimelineSource, string> = {
+  changes: 'Recorded changes are not shown: they need changes:read.',
+  deploys: 'Deploys are not shown: they need changes:read.',
+  events: 'Kubernetes events are not shown: they need assets:read.',
+  alerts: 'Alerts are not shown: they need alerts:read.',
+};
+
+const TRUNCATED_NOTE: Record<TimelineSource, string> = {
+  changes: 'Only the newest 200 recorded changes of this window are shown.',
+  deploys: 'Only the newest 100 deploys of this window are shown.',
+  events:
+    'Only the newest 200 events of this window are shown; older events may have been left out.',
+  alerts: 'Only the newest 100 alert groups of this window are shown.',
+};
+
+export const DEPLOY_NOTE =
+  'Deploys are ArgoCD notifications (source deployment): attributed by their ArgoCD application when Console knows where it deploys, otherwise by their destination namespace.';
+export const NO_NAMESPACE_ALERTS_NOTE =
+  'Alerts without a namespace label are not shown here; they stay on the Alerts page.';
+export const SHARED_ENVIRONMENT_NOTE =
+  "This cluster's environment has other clusters: alerts, and deploys of apps Console does not know, are matched by namespace and may belong to another cluster with the same namespace.";
+export const SHARED_ENVIRONMENT_UNKNOWN_NOTE =
+  "Whether this cluster's environment has other clusters could not be checked: alerts, and deploys of apps Console does not know, are matched by namespace and may belong to another cluster with the same namespace.";
+export const EVENTS_UNAVAILABLE_NOTE =
+  'Kubernetes events could not be read; the other sources are complete.';
+export const EVENTS_WINDOW_NOTE =
+  'only the last 14 days of this window show events';
+
+const clientWideNote = (n: number) =>
+  `${n} ${n === 1 ? 'deploy comes' : 'deploys come'} from a client-wide source (no environment): ${n === 1 ? 'it' : 'they'} may belong to a cluster of another environment with the same namespace.`;
+
+/** The whole read; a database failure rejects (a 500). */
+export async function readWhatChanged(
+  db: Queryable,
+  input: WhatChangedInput,
+): Promise<WhatChanged> {
+  const { cluster, query: q, readable } = input;
+  const now = input.now ?? new Date();
+  const truncated = {
+    changes: false,
+    deploys: false,
+    events: false,
+    alerts: false,
+  };
+  const sources = {} as Record<TimelineSource, SourceState>;
+  for (const source of SOURCES) {
+    sources[source] = readable.has(source) ? 'ok' : 'forbidden';
+  }
+  const wall = (source: TimelineSource) =>
+    input.scopeFor(SOURCE_PERMISSION[source]);
+
+  const [changes, deploys, alerts, events, shared] = await Promise.all([
+    readable.has('changes')
+      ? readChanges(db, cluster, q, wall('changes'))
+      : undefined,
+    readable.has('deploys')
+      ? readDeploys(db, cluster, q, wall('deploys'))
+      : undefined,
+    readable.has('alerts')
+      ? readAlerts(db, cluster, q, wall('alerts'))
+      : undefined,
+    readable.has('events')
+      ? readEvents(input.events, cluster, q, now)
+      : undefined,
+    readable.has('alerts') || readable.has('deploys')
+      ? environmentIsShared(db, cluster)
+      : undefined,
+  ]);
+
+  const items: TimelineItem[] = [];
+  const notes: string[] = [];
+  for (const source of SOURCES) {
+    if (!readable.has(source)) notes.push(FORBIDDEN_NOTE[source]);
+  }
+  for (const [source, read] of [
+    ['changes', changes],
+    ['deploys', deploys],
+    ['alerts', alerts],
+  ] as const) {
+    if (!read) continue;
+    items.push(...read.items);
+    truncated[source] = read.truncated;
+  }
+  if (deploys) {
+    notes.push(DEPLOY_NOTE);
+    if (deploys.clientWide > 0) notes.push(clientWideNote(deploys.clientWide));
+  }
+  if (events) {
+    if (events.ok) {
+      items.push(...events.items);
+      truncated.events = events.truncated;
+      notes.push(...events.notes);
+    } else {
+      sources.events = 'unavailable';
+      notes.push(EVENTS_UNAVAILABLE_NOTE);
+    }
+  }
+  if (alerts) notes.push(NO_NAMESPACE_ALERTS_NOTE);
+  if (shared === true) notes.push(SHARED_ENVIRONMENT_NOTE);
+  if (shared === 'unknown') notes.push(SHARED_ENVIRONMENT_UNKNOWN_NOTE);
+  for (const source of SOURCES) {
+    if (truncated[source]) notes.push(TRUNCATED_NOTE[source]);
+  }
+  items.sort(compareItems);
+  return {
+    items: items.map(compact),
+    truncated,
+    sources,
+    from: q.from.toISOString(),
+    to: q.to.toISOString(),
+    notes,
+  };
+}
+
+interface SourceRead {
+  items: TimelineItem[];
+  truncated: boolean;
+}
+
+/** `exists (the stored cluster, inside the caller's scope)`. */
+function clusterInScope(
+  params: SqlParams,
+  cluster: TimelineCluster,
+  scope: Scope,
+): string {
+  const condition = scopeCondition(scope, params, {
+    client: 'c.client_id',
+    environment: 'c.environment_id',
+  });
+  return `exists (select 1 from clusters c where c.id = ${params.add(cluster.id)} and ${condition})`;
+}
+
+function keep<R>(rows: R[], cap: number): { rows: R[]; truncated: boolean } {
+  return { rows: rows.slice(0, cap), truncated: rows.length > cap };
+}
+
+// -------------------------------------------------------------- changes
+
+interface ChangeRow extends Record<string, unknown> {
+  id: string;
+  event_type: string;
+  severity: string;
+  summary: string;
+  details: {
+    kind?: string;
+    namespace?: string;
+    name?: string;
+    changes?: unknown[];
+    truncated?: boolean;
+  };
+  time: Date;
+}
+
+async function readChanges(
+  db: Queryable,
+  cluster: TimelineCluster,
+  q: WhatChangedQuery,
+  scope: Scope,
+): Promise<SourceRead> {
+  const p = new SqlParams();
+  const where = [
+    `e.client_id = ${p.add(cluster.clientId)}`,
+    `coalesce(e.scanned_at, e.created_at) between ${p.add(q.from)} and ${p.add(q.to)}`,
+    `e.source = 'k8s-config'`,
+    `e.environment_id = ${p.add(cluster.environmentId)}`,
+    `e.details ->> 'cluster_id' = ${p.add(cluster.id)}`,
+  ];
+  if (q.namespace) {
+    where.push(`e.details ->> 'namespace' = ${p.add(q.namespace)}`);
+  }
+  if (q.workload) {
+    where.push(`e.details ->> 'name' = ${p.add(q.workload)}`);
+    where.push(`e.details ->> 'kind' = any(${p.add(q.kinds)}::text[])`);
+  }
+  where.push(clusterInScope(p, cluster, scope));
+  const rows = await query<ChangeRow>(
+    db,
+    `select e.id, e.event_type, e.severity, e.summary, e.details,
+            coalesce(e.scanned_at, e.created_at) as time
+     from change_events e
+     where ${where.join(' and ')}
+     order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
+     limit ${SOURCE_CAP.changes + 1}`,
+    p.values,
+  );
+  const kept = keep(rows, SOURCE_CAP.changes);
+  return {
+    truncated: kept.truncated,
+    items: kept.rows.map((r) => ({
+      id: `change:${r.id}`,
+      time: r.time.toISOString(),
+      kind: 'change',
+      title: r.summary,
+      detail: `${r.details.kind} ${r.details.namespace}/${r.details.name}`,
+      link: `/changes/${r.id}`,
+      severity: r.severity,
+      type: r.event_type,
+      namespace: r.details.namespace,
+      object_kind: r.details.kind,
+      object_name: r.details.name,
+      changes: r.details.changes,
+      ...(r.details.truncated === true
+        ? { changes_truncated: true as const }
+        : {}),
+    })),
+  };
+}
+
+// -------------------------------------------------------------- deploys
+
+interface DeployRow extends Record<string, unknown> {
+  id: string;
+  event_type: string;
+  severity: string;
+  summary: string;
+  details: {
+    app_name?: string;
+    namespace?: string;
+    revision?: string | null;
+    actor?: string | null;
+  };
+  time: Date;
+  client_wide: boolean;
+  attributed: boolean;
+}
+
+/** How many characters of a revision the detail line shows. */
+const REVISION_CHARS = 6;
+
+async function readDeploys(
+  db: Queryable,
+  cluster: TimelineCluster,
+  q: WhatChangedQuery,
+  scope: Scope,
+): Promise<SourceRead & { clientWide: number }> {
+  const p = new SqlParams();
+  const clusterId = p.add(cluster.id);
+  const env = p.add(cluster.environmentId);
+  // Whether an Application mapped to this cluster concerns the view: the
+  // whole cluster; a namespace (its destination or any of its resources);
+  // a workload (a resource row naming it).
+  let concerns = 'true';
+  let fallback = 'true';
+  if (q.namespace && !q.workload) {
+    const ns = p.add(q.namespace);
+    concerns = `(a.destination_namespace = ${ns} or exists (
+      select 1 from argocd_application_resources r
+      where r.application_id = a.id and r.namespace = ${ns}))`;
+    fallback = `e.details ->> 'namespace' = ${ns}`;
+  } else if (q.namespace && q.workload) {
+    const ns = p.add(q.namespace);
+    concerns = `exists (
+      select 1 from argocd_application_resources r
+      where r.application_id = a.id and r.namespace = ${ns}
+        and r.name = ${p.add(q.workload)} and r.kind = any(${p.add(q.kinds)}::text[]))`;
+    fallback = `e.details ->> 'namespace' = ${ns}`;
+  }
+  const where = [
+    `e.client_id = ${p.add(cluster.clientId)}`,
+    `coalesce(e.scanned_at, e.created_at) between ${p.add(q.from)} and ${p.add(q.to)}`,
+    `e.source = '${DEPLOY_SOURCE}'`,
+    `(e.environment_id = ${env} or (e.environment_id is null and (e.host_id is null
+       or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))))`,
+    `e.details ? 'namespace'`,
+    `case when apps.name is null then ${fallback} else apps.concerns end`,
+    clusterInScope(p, cluster, scope),
+  ];
+  const rows = await query<DeployRow>(
+    db,
+    `with apps as (
+       select a.name,
+              coalesce(bool_or(a.mapped_cluster_id = ${clusterId} and ${concerns}), false) as concerns
+       from argocd_applications a
+       where a.client_id = ${p.add(cluster.clientId)}
+       group by a.name
+     )
+     select e.id, e.event_type, e.severity, e.summary, e.details,
+            coalesce(e.scanned_at, e.created_at) as time,
+            e.environment_id is null as client_wide,
+            apps.name is not null as attributed
+     from change_events e
+     left join apps on apps.name = e.details ->> 'app_name'
+     where ${where.join(' and ')}
+     order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
+     limit ${SOURCE_CAP.deploys + 1}`,
+    p.values,
+  );
+  const kept = keep(rows, SOURCE_CAP.deploys);
+  let clientWide = 0;
+  const items = kept.rows.map((r): TimelineItem => {
+    const scoped = r.client_wide && !r.attributed;
+    if (scoped) clientWide++;
+    const revision = r.details.revision?.slice(0, REVISION_CHARS);
+    const detail = [
+      `app ${r.details.app_name}`,
+      `namespace ${r.details.namespace}`,
+      ...(revision ? [`revision ${revision}`] : []),
+    ].join(' · ');
+    return {
+      id: `deploy:${r.id}`,
+      time: r.time.toISOString(),
+      kind: 'deploy',
+      title: r.summary,
+      detail,
+      link: `/changes/${r.id}`,
+      severity: r.severity,
+      type: r.event_type,
+      namespace: r.details.namespace,
+      actor: r.details.actor ?? undefined,
+      ...(scoped ? { scope: 'client' as const } : {}),
+    };
+  });
+  return { items, truncated: kept.truncated, clientWide };
+}
+
+// --------------------------------------------------------------- alerts
+
+interface AlertRow extends Record<string, unknown> {
+  id: string;
+  status: string;
+  severity: string | null;
+  title: string;
+  detail: string | null;
+  namespace: string | null;
+  time: Date;
+}
+
+async function readAlerts(
+  db: Queryable,
+  cluster: TimelineCluster,
+  q: WhatChangedQuery,
+  scope: Scope,
+): Promise<SourceRead> {
+  const p = new SqlParams();
+  const env = p.add(cluster.environmentId);
+  // One alert of the group must match: its namespace label always, and for
+  // a workload its workload label or a pod label of the right shape.
+  let match = `a ->> 'namespace' <> ''`;
+  if (q.namespace) match = `a ->> 'namespace' = ${p.add(q.namespace)}`;
+  if (q.namespace && q.workload) {
+    const name = p.add(q.workload);
+    const labels = q.kinds.map((k) => `a ->> '${WORKLOAD_LABEL[k]}' = ${name}`);
+    const pod = p.add(podNamePattern(q.workload, q.kinds));
+    match = `${match} and (${labels.join(' or ')} or a ->> 'pod' ~ ${pod})`;
+  }
+  const rows = await query<AlertRow>(
+    db,
+    `select g.id, g.status, g.severity, g.title, g.detail,
+            g.first_fired_at as time, m.namespace
+     from alert_groups g
+     cross join lateral (
+       select a ->> 'namespace' as namespace
+       from jsonb_array_elements(g.alert_labels) as a
+       where ${match}
+       limit 1
+     ) m
+     where g.client_id = ${p.add(cluster.clientId)}
+       and g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}
+       and (g.environment_id = ${env} or (g.environment_id is null and exists (
+         select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})))
+       and ${clusterInScope(p, cluster, scope)}
+     order by g.first_fired_at desc, g.id desc
+     limit ${SOURCE_CAP.alerts + 1}`,
+    p.values,
+  );
+  const kept = keep(rows, SOURCE_CAP.alerts);
+  return {
+    truncated: kept.truncated,
+    items: kept.rows.map((r) => ({
+      id: `alert:${r.id}`,
+      time: r.time.toISOString(),
+      kind: 'alert',
+      title: r.title,
+      detail: r.detail ?? undefined,
+      link: `/alerts/${r.id}`,
+      severity: r.severity ?? undefined,
+      type: r.status,
+      namespace: r.namespace ?? undefined,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------- events
+
+/** `event:` plus 16 hex digits of the event's content: stable across reads. */
+export function eventItemId(e: TimelineEvent): string {
+  const digest = createHash('sha256')
+    .update(
+      JSON.stringify([
+        e.time.toISOString(),
+        e.namespace,
+        e.objectKind,
+        e.objectName,
+        e.type,
+        e.reason,
+        e.count,
+        e.message,
+      ]),
+    )
+    .digest('hex');
+  return `event:${digest.slice(0, 16)}`;
+}
+
+/** Whether an event's object is the workload, one of its ReplicaSets or pods. */
+export function eventConcernsWorkload(
+  e: Pick<TimelineEvent, 'objectKind' | 'objectName'>,
+  name: string,
+  kinds: readonly WorkloadKind[],
+): boolean {
+  if (e.objectName === name) {
+    return (kinds as readonly string[]).includes(e.objectKind);
+  }
+  if (e.objectKind === 'Pod') {
+    return new RegExp(podNamePattern(name, kinds)).test(e.objectName);
+  }
+  if (e.objectKind === 'ReplicaSet') {
+    const pattern = replicaSetNamePattern(name, kinds);
+    return pattern !== undefined && new RegExp(pattern).test(e.objectName);
+  }
+  return false;
+}
+
+async function readEvents(
+  reader: TimelineEventsReader,
+  cluster: TimelineCluster,
+  q: WhatChangedQuery,
+  now: Date,
+): Promise<
+  | { ok: true; items: TimelineItem[]; truncated: boolean; notes: string[] }
+  | { ok: false }
+> {
+  const storeStart = new Date(now.getTime() - EVENT_STORE_DAYS * DAY_MS);
+  const cut = q.from < storeStart;
+  const from = cut ? storeStart : q.from;
+  if (from >= q.to) {
+    return {
+      ok: true,
+      items: [],
+      truncated: false,
+      notes: [EVENTS_WINDOW_NOTE],
+    };
+  }
+  let result: TimelineEventsResult;
+  try {
+    result = await reader({
+      cluster,
+      namespace: q.namespace,
+      workload: q.workload,
+      reasons: TIMELINE_EVENT_REASONS,
+      from,
+      to: q.to,
+      limit: SOURCE_CAP.events,
+    });
+  } catch (error) {
+    logger.warn('what-changed: events could not be read', {
+      clusterId: cluster.id,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return { ok: false };
+  }
+  const events =
+    q.workload === undefined
+      ? result.events
+      : result.events.filter((e) =>
+          eventConcernsWorkload(e, q.workload as string, q.kinds),
+        );
+  const notes = result.notes.filter(
+    (n) => !(cut && n === result.retentionNote),
+  );
+  if (cut) notes.push(EVENTS_WINDOW_NOTE);
+  else if (result.retentionNote && !notes.includes(result.retentionNote)) {
+    notes.push(result.retentionNote);
+  }
+  return {
+    ok: true,
+    truncated: result.truncated,
+    notes,
+    items: events.slice(0, SOURCE_CAP.events).map((e) => ({
+      id: eventItemId(e),
+      time: e.time.toISOString(),
+      kind: 'event',
+      title: `${e.reason} · ${e.objectKind} ${e.objectName}${
+        e.count !== null && e.count > 1 ? ` (×${e.count})` : ''
+      }`,
+      detail: e.message === null ? undefined : sanitizeSecrets(e.message),
+      type: e.type ?? undefined,
+      reason: e.reason,
+      namespace: e.namespace,
+      object_kind: e.objectKind,
+      object_name: e.objectName,
+    })),
+  };
+}
+
+// ---------------------------------------------------- shared environment
+
+/**
+ * True when the cluster's environment holds another cluster; `unknown`
+ * when that could not be counted (the read goes on, with the hedged note).
+ */
+async function environmentIsShared(
+  db: Queryable,
+  cluster: TimelineCluster,
+): Promise<boolean | 'unknown'> {
+  try {
+    const [row] = await query<{ n: number }>(
+      db,
+      `select count(*)::int as n from (
+         select 1 from clusters where environment_id = $1 limit 2) c`,
+      [cluster.environmentId],
+    );
+    return (row?.n ?? 0) > 1;
+  } catch (error) {
+    logger.error(
+      'what-changed: the environment clusters could not be counted',
+      {
+        clusterId: cluster.id,
+        error: error instanceof Error ? error.message : String(error),
+      },
+    );
+    return 'unknown';
+  }
+}

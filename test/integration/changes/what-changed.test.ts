@@ -1,0 +1,581 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '../../../shared/auth/access.ts';
+import {
+  DEPLOY_NOTE,
+  EVENTS_UNAVAILABLE_NOTE,
+  EVENTS_WINDOW_NOTE,
+  readWhatChanged,
+  SHARED_ENVIRONMENT_NOTE,
+  SOURCES,
+  type TimelineCluster,
+  type TimelineEventsReader,
+  type TimelineSource,
+  type WhatChangedQuery,
+  whatChangedQuery,
+} from '../../../shared/changes/what-changed.ts';
+import { type Db, query, queryOne } from '../../../shared/db/pool.ts';
+import {
+  insertClient,
+  insertCluster,
+  insertEnvironment,
+  insertHost,
+} from '../../helpers/api-fixtures.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+
+const NOW = new Date('2026-10-01T12:00:00Z');
+const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000);
+
+const noEvents: TimelineEventsReader = async () => ({
+  events: [],
+  truncated: false,
+  notes: [],
+});
+
+interface World {
+  clientId: string;
+  prod: string;
+  staging: string;
+  cluster: TimelineCluster;
+  /** A second cluster in prod. */
+  sibling: TimelineCluster;
+  stagingCluster: TimelineCluster;
+}
+
+async function insertChange(
+  db: Db,
+  values: {
+    clientId: string;
+    environmentId: string | null;
+    source: string;
+    eventType: string;
+    at: Date;
+    summary: string;
+    details: Record<string, unknown>;
+    severity?: string;
+    hostId?: string | null;
+  },
+): Promise<string> {
+  const row = await queryOne<{ id: string }>(
+    db,
+    `insert into change_events (source, event_type, client_id, environment_id,
+       host_id, scanned_at, severity, summary, details)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning id`,
+    [
+      values.source,
+      values.eventType,
+      values.clientId,
+      values.environmentId,
+      values.hostId ?? null,
+      values.at,
+      values.severity ?? 'info',
+      values.summary,
+      values.details,
+    ],
+  );
+  return row.id;
+}
+
+describe('the what-changed timeline', () => {
+  let database: TestDatabase;
+  let db: Db;
+  let w: World;
+  let sourceId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = database.db;
+    const clientId = await insertClient(db, 'acme-timeline');
+    const prod = await insertEnvironment(db, clientId, 'production');
+    const staging = await insertEnvironment(db, clientId, 'staging');
+    const cluster = await insertCluster(db, {
+      clientId,
+      environmentId: prod,
+      name: 'prod-a',
+      api_server_url: 'https://10.0.0.1:6443',
+    });
+    const sibling = await insertCluster(db, {
+      clientId,
+      environmentId: prod,
+      name: 'prod-b',
+      api_server_url: 'https://10.0.0.2:6443',
+    });
+    const stagingCluster = await insertCluster(db, {
+      clientId,
+      environmentId: staging,
+      name: 'staging-a',
+    });
+    w = {
+      clientId,
+      prod,
+      staging,
+      cluster: { id: cluster, clientId, environmentId: prod },
+      sibling: { id: sibling, clientId, environmentId: prod },
+      stagingCluster: { id: stagingCluster, clientId, environmentId: staging },
+    };
+    const source = await queryOne<{ id: string }>(
+      db,
+      `insert into webhook_sources (client_id, environment_id, kind, secret_sha256)
+       values ($1, $2, 'alertmanager', sha256('x')) returning id`,
+      [clientId, prod],
+    );
+    sourceId = source.id;
+  });
+  afterAll(() => database.drop());
+
+  const everyone: Scope = { clientIds: [], environments: [] };
+  function read(
+    cluster: TimelineCluster,
+    q: Partial<WhatChangedQuery> = {},
+    options: {
+      readable?: TimelineSource[];
+      events?: TimelineEventsReader;
+    } = {},
+  ) {
+    return readWhatChanged(db, {
+      cluster,
+      readable: new Set(options.readable ?? SOURCES),
+      scopeFor: () => ({
+        ...everyone,
+        clientIds: [w.clientId],
+      }),
+      query: {
+        kinds: ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout'],
+        from: ago(7 * 24 * 60),
+        to: NOW,
+        ...q,
+      },
+      events: options.events ?? noEvents,
+      now: NOW,
+    });
+  }
+
+  async function change(
+    cluster: TimelineCluster,
+    minutesAgo: number,
+    details: Record<string, unknown>,
+  ) {
+    return insertChange(db, {
+      clientId: cluster.clientId,
+      environmentId: cluster.environmentId,
+      source: 'k8s-config',
+      eventType: 'workload_changed',
+      at: ago(minutesAgo),
+      summary: `${details.kind} ${details.namespace}/${details.name}: image api 1 → 2`,
+      details: {
+        cluster_id: cluster.id,
+        changes: [
+          { field: 'containers.api.image', before: 'api:1', after: 'api:2' },
+        ],
+        truncated: false,
+        ...details,
+      },
+    });
+  }
+
+  async function deploy(
+    environmentId: string | null,
+    minutesAgo: number,
+    app: string,
+    namespace: string,
+  ) {
+    return insertChange(db, {
+      clientId: w.clientId,
+      environmentId,
+      source: 'deployment',
+      eventType: 'sync',
+      at: ago(minutesAgo),
+      summary: `ArgoCD sync: ${app} (Synced)`,
+      details: {
+        provider: 'argocd',
+        app_name: app,
+        namespace,
+        revision: '4f1c2d9e8b7a',
+        actor: 'alice@example.com',
+      },
+    });
+  }
+
+  async function alertGroup(
+    minutesAgo: number,
+    groupKey: string,
+    alertLabels: Record<string, string>[],
+    environmentId: string | null = w.prod,
+    hostId: string | null = null,
+  ) {
+    const row = await queryOne<{ id: string }>(
+      db,
+      `insert into alert_groups (source_id, client_id, environment_id, host_id,
+         group_key, status, severity, title, detail, labels, alert_labels,
+         first_fired_at, last_notified_at)
+       values ($1, $2, $3, $4, $5, 'firing', 'P2', 'KubePodCrashLooping',
+         'api is crash-looping', '{}', $6, $7, $7) returning id`,
+      [
+        sourceId,
+        w.clientId,
+        environmentId,
+        hostId,
+        groupKey,
+        JSON.stringify(alertLabels),
+        ago(minutesAgo),
+      ],
+    );
+    return row.id;
+  }
+
+  async function application(
+    reporting: TimelineCluster,
+    name: string,
+    mappedTo: string | null,
+    destinationNamespace: string,
+    resources: { kind: string; namespace: string; name: string }[] = [],
+  ) {
+    const app = await queryOne<{ id: string }>(
+      db,
+      `insert into argocd_applications (cluster_id, client_id, namespace, name,
+         destination_namespace, mapped_cluster_id, content_hash)
+       values ($1, $2, 'argocd', $3, $4, $5, 'h') returning id`,
+      [reporting.id, reporting.clientId, name, destinationNamespace, mappedTo],
+    );
+    for (const r of resources) {
+      await query(
+        db,
+        `insert into argocd_application_resources (application_id, api_group, kind, namespace, name)
+         values ($1, 'apps', $2, $3, $4)`,
+        [app.id, r.kind, r.namespace, r.name],
+      );
+    }
+  }
+
+  it('reads recorded changes of this cluster only, by namespace and workload, never a NetworkPolicy of the same name', async () => {
+    // Prepare
+    const mine = await change(w.cluster, 60, {
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'api',
+    });
+    await change(w.cluster, 50, {
+      kind: 'NetworkPolicy',
+      namespace: 'shop',
+      name: 'api',
+    });
+    await change(w.sibling, 40, {
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'api',
+    });
+
+    // Act
+    const view = await read(
+      w.cluster,
+      {
+        namespace: 'shop',
+        workload: 'api',
+      },
+      { readable: ['changes'] },
+    );
+
+    // Assess
+    expect(view.items).toEqual([
+      {
+        id: `change:${mine}`,
+        time: ago(60).toISOString(),
+        kind: 'change',
+        title: 'Deployment shop/api: image api 1 → 2',
+        detail: 'Deployment shop/api',
+        link: `/changes/${mine}`,
+        severity: 'info',
+        type: 'workload_changed',
+        namespace: 'shop',
+        object_kind: 'Deployment',
+        object_name: 'api',
+        changes: [
+          { field: 'containers.api.image', before: 'api:1', after: 'api:2' },
+        ],
+      },
+    ]);
+    expect(view.sources).toEqual({
+      changes: 'ok',
+      deploys: 'forbidden',
+      events: 'forbidden',
+      alerts: 'forbidden',
+    });
+    expect(view.notes).toEqual(
+      expect.arrayContaining([
+        'Deploys are not shown: they need changes:read.',
+        'Kubernetes events are not shown: they need assets:read.',
+        'Alerts are not shown: they need alerts:read.',
+      ]),
+    );
+  });
+
+  it('attributes deploys by Application first, falls back to the namespace, and marks client-wide rows', async () => {
+    // Prepare: cart maps here (namespace cart), billing maps to the sibling,
+    // legacy is unknown to every agent.
+    await application(w.cluster, 'cart', w.cluster.id, 'cart', [
+      { kind: 'Deployment', namespace: 'cart', name: 'cart-api' },
+    ]);
+    await application(w.cluster, 'billing', w.sibling.id, 'cart');
+    const attributed = await deploy(null, 30, 'cart', 'cart');
+    await deploy(w.prod, 29, 'billing', 'cart');
+    const fallback = await deploy(w.prod, 28, 'legacy', 'cart');
+    const clientWide = await deploy(null, 27, 'legacy', 'cart');
+    await deploy(w.staging, 26, 'legacy', 'cart');
+    await deploy(w.prod, 25, 'legacy', 'other');
+
+    // Act
+    const namespaceView = await read(
+      w.cluster,
+      { namespace: 'cart' },
+      {
+        readable: ['deploys'],
+      },
+    );
+    const workloadView = await read(
+      w.cluster,
+      { namespace: 'cart', workload: 'cart-api', kinds: ['Deployment'] },
+      { readable: ['deploys'] },
+    );
+
+    // Assess
+    expect(namespaceView.items.map((i) => [i.id, i.scope])).toEqual([
+      [`deploy:${clientWide}`, 'client'],
+      [`deploy:${fallback}`, undefined],
+      [`deploy:${attributed}`, undefined],
+    ]);
+    expect(namespaceView.items[2]).toEqual({
+      id: `deploy:${attributed}`,
+      time: ago(30).toISOString(),
+      kind: 'deploy',
+      title: 'ArgoCD sync: cart (Synced)',
+      detail: 'app cart · namespace cart · revision 4f1c2d',
+      link: `/changes/${attributed}`,
+      severity: 'info',
+      type: 'sync',
+      namespace: 'cart',
+      actor: 'alice@example.com',
+    });
+    expect(namespaceView.notes).toEqual(
+      expect.arrayContaining([
+        DEPLOY_NOTE,
+        '1 deploy comes from a client-wide source (no environment): it may belong to a cluster of another environment with the same namespace.',
+        SHARED_ENVIRONMENT_NOTE,
+      ]),
+    );
+    // The workload view: cart by its resource row, legacy by namespace.
+    expect(workloadView.items.map((i) => i.id)).toEqual([
+      `deploy:${clientWide}`,
+      `deploy:${fallback}`,
+      `deploy:${attributed}`,
+    ]);
+  });
+
+  it('matches alerts by namespace label and, for a workload, its label or a pod of the right shape', async () => {
+    // Prepare
+    const byPod = await alertGroup(20, 'g1', [
+      {
+        alertname: 'KubePodCrashLooping',
+        namespace: 'web',
+        pod: 'api-7d9f8c5b4-x2x9k',
+      },
+    ]);
+    await alertGroup(19, 'g2', [
+      {
+        alertname: 'KubePodCrashLooping',
+        namespace: 'web',
+        pod: 'api-gateway-7d9f8c5b4-x2x9k',
+      },
+    ]);
+    const byLabel = await alertGroup(18, 'g3', [
+      {
+        alertname: 'KubeDeploymentReplicasMismatch',
+        namespace: 'web',
+        deployment: 'api',
+      },
+    ]);
+    await alertGroup(17, 'g4', [
+      { alertname: 'NodeDown', instance: 'n1:9100' },
+    ]);
+    await alertGroup(
+      16,
+      'g5',
+      [{ alertname: 'X', namespace: 'web', pod: 'api-0' }],
+      w.staging,
+    );
+    const host = await insertHost(db, {
+      clientId: w.clientId,
+      environmentId: w.prod,
+      hostname: 'vm-1',
+    });
+    const viaHost = await alertGroup(
+      15,
+      'g6',
+      [{ namespace: 'web', pod: 'db-0' }],
+      null,
+      host,
+    );
+    await alertGroup(14, 'g7', [{ namespace: 'web', pod: 'db-0' }], null, null);
+
+    // Act
+    const workload = await read(
+      w.cluster,
+      { namespace: 'web', workload: 'api', kinds: ['Deployment'] },
+      { readable: ['alerts'] },
+    );
+    const namespace = await read(
+      w.cluster,
+      { namespace: 'web' },
+      {
+        readable: ['alerts'],
+      },
+    );
+
+    // Assess
+    expect(workload.items.map((i) => i.id)).toEqual([
+      `alert:${byLabel}`,
+      `alert:${byPod}`,
+    ]);
+    expect(workload.items[1]).toEqual({
+      id: `alert:${byPod}`,
+      time: ago(20).toISOString(),
+      kind: 'alert',
+      title: 'KubePodCrashLooping',
+      detail: 'api is crash-looping',
+      link: `/alerts/${byPod}`,
+      severity: 'P2',
+      type: 'firing',
+      namespace: 'web',
+    });
+    expect(namespace.items.map((i) => i.id)).toEqual([
+      `alert:${viaHost}`,
+      `alert:${byLabel}`,
+      expect.stringMatching(/^alert:/),
+      `alert:${byPod}`,
+    ]);
+    expect(namespace.notes).toEqual(
+      expect.arrayContaining([SHARED_ENVIRONMENT_NOTE]),
+    );
+  });
+
+  it('gives the shared-environment note only when the environment has another cluster', async () => {
+    // Act
+    const view = await read(w.stagingCluster, {}, { readable: ['alerts'] });
+
+    // Assess
+    expect(view.notes).not.toContain(SHARED_ENVIRONMENT_NOTE);
+  });
+
+  it('still answers when the event read fails, with events unavailable', async () => {
+    // Act
+    const view = await read(
+      w.cluster,
+      {},
+      {
+        events: async () => {
+          throw new Error('store down');
+        },
+      },
+    );
+
+    // Assess
+    expect(view.sources.events).toBe('unavailable');
+    expect(view.sources.changes).toBe('ok');
+    expect(view.notes).toContain(EVENTS_UNAVAILABLE_NOTE);
+    expect(view.items.length).toBeGreaterThan(0);
+  });
+
+  it('keeps event ids stable across reads, filters a workload by name shape, and cuts a long window to 14 days', async () => {
+    // Prepare
+    const requests: unknown[] = [];
+    const events: TimelineEventsReader = async (request) => {
+      requests.push(request);
+      return {
+        events: [
+          {
+            time: ago(5),
+            namespace: 'shop',
+            objectKind: 'Pod',
+            objectName: 'api-7d9f8c5b4-x2x9k',
+            type: 'Warning',
+            reason: 'BackOff',
+            count: 4,
+            message: 'Back-off restarting failed container',
+          },
+          {
+            time: ago(6),
+            namespace: 'shop',
+            objectKind: 'Pod',
+            objectName: 'api-gateway-7d9f8c5b4-x2x9k',
+            type: 'Warning',
+            reason: 'BackOff',
+            count: 1,
+            message: 'Back-off',
+          },
+        ],
+        truncated: false,
+        notes: ['retention'],
+        retentionNote: 'retention',
+      };
+    };
+    const q = whatChangedQuery(
+      {
+        namespace: 'shop',
+        workload: 'api',
+        kind: 'Deployment',
+        from: ago(20 * 24 * 60),
+        to: NOW,
+      },
+      NOW,
+    );
+
+    // Act
+    const first = await read(w.cluster, q, { readable: ['events'], events });
+    const second = await read(w.cluster, q, { readable: ['events'], events });
+
+    // Assess
+    expect(first.items).toEqual([
+      {
+        id: expect.stringMatching(/^event:[0-9a-f]{16}$/),
+        time: ago(5).toISOString(),
+        kind: 'event',
+        title: 'BackOff · Pod api-7d9f8c5b4-x2x9k (×4)',
+        detail: 'Back-off restarting failed container',
+        type: 'Warning',
+        reason: 'BackOff',
+        namespace: 'shop',
+        object_kind: 'Pod',
+        object_name: 'api-7d9f8c5b4-x2x9k',
+      },
+    ]);
+    expect(second.items).toEqual(first.items);
+    expect(first.notes).toContain(EVENTS_WINDOW_NOTE);
+    expect(first.notes).not.toContain('retention');
+    expect(requests[0]).toMatchObject({
+      from: ago(14 * 24 * 60),
+      reasons: [
+        'ScalingReplicaSet',
+        'Killing',
+        'BackOff',
+        'FailedScheduling',
+        'Evicted',
+        'OOMKilling',
+      ],
+    });
+  });
+
+  it('refuses the parameter combinations the spec refuses, naming the parameter', () => {
+    // Assess
+    const refused = (params: Parameters<typeof whatChangedQuery>[0]) => {
+      try {
+        whatChangedQuery(params, NOW);
+      } catch (error) {
+        return (error as { details?: { param?: string } }).details?.param;
+      }
+      return 'accepted';
+    };
+    expect(refused({ workload: 'api' })).toBe('workload');
+    expect(refused({ namespace: 'shop', kind: 'Deployment' })).toBe('kind');
+    expect(refused({ from: NOW, to: ago(1) })).toBe('from');
+    expect(refused({ from: ago(31 * 24 * 60), to: NOW })).toBe('from');
+    expect(refused({ from: ago(30 * 24 * 60), to: NOW })).toBe('accepted');
+  });
+});
