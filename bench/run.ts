@@ -3,7 +3,15 @@
  */
 import { existsSync } from 'node:fs';
 
-const BENCHES = ['ingest', 'sync', 'api', 'sanitize', 'live', 'events', 'changes'] as const;
+const BENCHES = [
+  'ingest',
+  'sync',
+  'api',
+  'sanitize',
+  'live',
+  'events',
+  'changes',
+] as const;
 const name = process.argv[2];
 
 if (!name || !(BENCHES as readonly string[]).includes(name)) {
