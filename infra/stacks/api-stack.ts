@@ -24,6 +24,7 @@ import {
   type DatabaseLogin,
   ServiceFunction,
 } from '../constructs/service-function.ts';
+import { acknowledge } from '../nag.ts';
 import { functionNames, routeId } from '../names.ts';
 import type { DeployParameters } from '../parameters.ts';
 
@@ -138,7 +139,7 @@ export class ApiStack extends Stack {
       }).bindDatabase(props.reader);
       this.routeFunctions.set(route.name, fn);
 
-      new apigw.HttpRoute(this, `${id}Route`, {
+      const httpRoute = new apigw.HttpRoute(this, `${id}Route`, {
         httpApi: this.httpApi,
         routeKey: apigw.HttpRouteKey.with(
           route.path,
@@ -148,6 +149,15 @@ export class ApiStack extends Stack {
         // A public entry (shared/http/routes.ts) takes no JWT.
         ...(route.access.shape !== 'public' && { authorizer }),
       });
+      if (route.access.shape === 'public') {
+        acknowledge(
+          httpRoute,
+          'AwsSolutions-APIG4',
+          route.access.authenticatedBy === 'nothing'
+            ? 'This route serves the public OpenAPI document of the API; it reads no tenant data.'
+            : `This route takes no JWT: its handler authenticates the caller by the ${route.access.authenticatedBy}.`,
+        );
+      }
     }
 
     new CfnOutput(this, 'ApiUrl', {
