@@ -146,8 +146,12 @@ export class ApiStack extends Stack {
           apigw.HttpMethod[route.method],
         ),
         integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-        // A public entry (shared/http/routes.ts) takes no JWT.
-        ...(route.access.shape !== 'public' && { authorizer }),
+        // A public entry (shared/http/routes.ts) takes no JWT; without an
+        // explicit none it would inherit the API's default authorizer.
+        authorizer:
+          route.access.shape === 'public'
+            ? new apigw.HttpNoneAuthorizer()
+            : authorizer,
       });
       if (route.access.shape === 'public') {
         acknowledge(
