@@ -79,6 +79,11 @@ export const configSchema = z.object({
   CLAIM_BUCKET: z.string().optional(),
   /** Bodies above this go to S3; the queue's MaximumMessageSize. */
   QUEUE_MAX_MESSAGE_BYTES: int(1024, 1024 * 1024).default(1024 * 1024),
+  /**
+   * Receives before the queue moves a message to its dead-letter queue; the
+   * sync records a message failing on its last receive in ingest_rejections.
+   */
+  QUEUE_MAX_RECEIVE_COUNT: int(1, 1000).default(5),
 
   // Sync and sweeps.
   SYNC_TIMEOUT_MS: int(1000).default(60_000),

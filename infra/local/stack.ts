@@ -174,6 +174,7 @@ export async function startLocalStack(
       queueUrl: config.QUEUE_URL,
       bucket: config.CLAIM_BUCKET,
       maxMessageBytes: config.QUEUE_MAX_MESSAGE_BYTES,
+      maxReceiveCount: config.QUEUE_MAX_RECEIVE_COUNT,
     });
     stops.push(() => queues.stop());
     if (queues.emulatorEndpoint) {
@@ -195,6 +196,7 @@ export async function startLocalStack(
       createStream: true,
       syncTimeoutMs: config.SYNC_TIMEOUT_MS,
       eventRetentionHours: config.EVENT_RETENTION_HOURS,
+      maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
       poller: { region: config.AWS_REGION },
     });
     // An emulated queue lives in memory: empty it before stopping.
