@@ -64,6 +64,8 @@ export const configSchema = z.object({
   // NATS and the bridge.
   NATS_URL: z.string().optional(),
   NATS_CREDS: z.string().optional(),
+  /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
+  NATS_SECRET_ID: z.string().optional(),
   NATS_STREAM: z.string().default('EVENTS'),
   NATS_CONSUMER: z.string().default('k8s-inventory-bridge'),
   NATS_SUBJECT_FILTER: z.string().default('proxima.*.*.*.kubernetes'),
@@ -89,6 +91,8 @@ export const configSchema = z.object({
   SYNC_TIMEOUT_MS: int(1000).default(60_000),
   STALE_CLUSTER_MINUTES: int(1).default(15),
   EVENT_RETENTION_HOURS: int(1).default(24),
+  /** How long the live-read audit trail is kept. */
+  AUDIT_RETENTION_DAYS: int(1).default(400),
 
   // API.
   PORT: int(0, 65535).default(3000),

@@ -84,3 +84,26 @@ export class SyncTimeoutError extends DomainError {
   override readonly status = 503;
   override readonly code = 'sync_timeout';
 }
+
+/**
+ * A live read (manifest, revisions, logs) the agent could not or would not
+ * serve: the spec's 409 agent gates, 502/503/504 agent and NATS failures,
+ * and 503 audit_unavailable. Their messages are written for callers (an
+ * agent's own message only after the sanitizer), so a 5xx keeps its message.
+ */
+export class LiveReadError extends DomainError {
+  override readonly status: number;
+  override readonly code: string;
+  readonly expose = true;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options?: ErrorOptions & { details?: ErrorDetails },
+  ) {
+    super(message, options);
+    this.status = status;
+    this.code = code;
+  }
+}

@@ -24,6 +24,7 @@ import {
   NatsServerStartError,
   spawnNatsServer,
 } from '../../shared/ingest/nats-server.ts';
+import { setLiveNatsTarget } from '../../shared/live/nats.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
@@ -165,6 +166,10 @@ export async function startLocalStack(
         throw error;
       }
     }
+
+    // Live reads ask agents over the same server.
+    await setLiveNatsTarget({ url: natsUrl, creds: config.NATS_CREDS });
+    stops.push(() => setLiveNatsTarget(undefined));
 
     // SQS and S3 --------------------------------------------------------
     const queues = await startQueueServices({
