@@ -37,6 +37,7 @@ export async function benchDatabase(
     const server = await startEmbeddedPostgres({
       dataDir: join(dir, 'data'),
       port: await freePort(),
+      ephemeral: true,
     });
     adminUrl = server.url;
     stop = server.stop;

@@ -156,16 +156,29 @@ export class ApiStack extends Stack {
       }
       this.routeFunctions.set(route.name, fn);
 
-      new apigw.HttpRoute(this, `${id}Route`, {
+      const httpRoute = new apigw.HttpRoute(this, `${id}Route`, {
         httpApi: this.httpApi,
         routeKey: apigw.HttpRouteKey.with(
           route.path,
           apigw.HttpMethod[route.method],
         ),
         integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-        // A public entry (shared/http/routes.ts) takes no JWT.
-        ...(route.access.shape !== 'public' && { authorizer }),
+        // A public entry (shared/http/routes.ts) takes no JWT; without an
+        // explicit none it would inherit the API's default authorizer.
+        authorizer:
+          route.access.shape === 'public'
+            ? new apigw.HttpNoneAuthorizer()
+            : authorizer,
       });
+      if (route.access.shape === 'public') {
+        acknowledge(
+          httpRoute,
+          'AwsSolutions-APIG4',
+          route.access.authenticatedBy === 'nothing'
+            ? 'This route serves the public OpenAPI document of the API; it reads no tenant data.'
+            : `This route takes no JWT: its handler authenticates the caller by the ${route.access.authenticatedBy}.`,
+        );
+      }
     }
 
     new CfnOutput(this, 'ApiUrl', {

@@ -12,7 +12,12 @@
  */
 import { z } from 'zod';
 import { isUuid } from './ids.ts';
-import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN, KIND_NAME } from './patterns.ts';
+import {
+  DNS_1123_LABEL,
+  DNS_1123_SUBDOMAIN,
+  KIND_NAME,
+  LABEL_NAME,
+} from './patterns.ts';
 
 /** A value matching `re`; the message says `name must be <rule>`. */
 export const patternField = (name: string, re: RegExp, rule: string) =>
@@ -66,3 +71,71 @@ export function blankAsAbsent<T>(field: z.ZodType<T, string>) {
     .transform((v) => (v === '' ? undefined : v))
     .pipe(field.optional());
 }
+
+/**
+ * A label selector, as `labels=key=value[,key2=value2]`; `key` alone
+ * asks that the label be present, whatever its value.
+ */
+export interface LabelSelector {
+  /** Labels that must hold exactly these values. */
+  equals: Record<string, string>;
+  /** Labels that must be present. */
+  present: string[];
+}
+
+/** A Kubernetes label key: `[prefix/]name`, the prefix a DNS-1123 subdomain. */
+export function isLabelKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash === -1) return LABEL_NAME.test(key);
+  const prefix = key.slice(0, slash);
+  return (
+    DNS_1123_SUBDOMAIN.test(prefix) && LABEL_NAME.test(key.slice(slash + 1))
+  );
+}
+
+/** A Kubernetes label value: empty, or a label name's shape. */
+export function isLabelValue(value: string): boolean {
+  return value === '' || LABEL_NAME.test(value);
+}
+
+/**
+ * `labels`: comma-separated `key=value` or `key` terms, each key a
+ * Kubernetes label key and each value a label value; a key at most once.
+ * The 400 names the term at fault. Empty is no selector.
+ */
+export const labelSelectorField = (name = 'labels') =>
+  z.string().transform((raw, ctx): LabelSelector | undefined => {
+    if (raw === '') return undefined;
+    const selector: LabelSelector = {
+      equals: Object.create(null),
+      present: [],
+    };
+    const seen = new Set<string>();
+    const refuse = (message: string) => {
+      ctx.addIssue({ code: 'custom', message: `${name}: ${message}` });
+      return z.NEVER;
+    };
+    for (const term of raw.split(',')) {
+      const equals = term.indexOf('=');
+      const key = equals === -1 ? term : term.slice(0, equals);
+      if (!isLabelKey(key)) {
+        return refuse(
+          `${JSON.stringify(key.slice(0, 100))} is not a label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)`,
+        );
+      }
+      if (seen.has(key)) return refuse(`${key} is named twice`);
+      seen.add(key);
+      if (equals === -1) {
+        selector.present.push(key);
+        continue;
+      }
+      const value = term.slice(equals + 1);
+      if (!isLabelValue(value)) {
+        return refuse(
+          `${JSON.stringify(value.slice(0, 100))} is not a label value (at most 63 letters, digits, -, _ or .)`,
+        );
+      }
+      selector.equals[key] = value;
+    }
+    return selector;
+  });

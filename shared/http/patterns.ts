@@ -9,3 +9,9 @@ export const DNS_1123_SUBDOMAIN =
 
 /** A kind: an upper-case letter, then at most 62 letters or digits. */
 export const KIND_NAME = /^[A-Z][A-Za-z0-9]{0,62}$/;
+
+/**
+ * A label key's name part (after an optional `prefix/`): at most 63
+ * characters, alphanumerics at both ends, `-`, `_` and `.` between.
+ */
+export const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

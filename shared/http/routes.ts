@@ -43,7 +43,9 @@
  *
  *    By the time it runs, the access checks of the entry's shape passed and
  *    `query` is its schema's output; it names no permission.
- * 4. The isolation matrix and the unknown-parameter test pick the entry up.
+ * 4. `npm run openapi` rewrites docs/openapi.json (a test compares it and
+ *    says so when it is stale). The isolation matrix and the
+ *    unknown-parameter test pick the entry up.
  *
  * Access shapes (the spec's "Permissions" and "Environment-scoped grants"),
  * each gated by RequireAnyPermissionInAnyScope on its permission(s) first:
@@ -400,6 +402,14 @@ export const routes = [
     summary:
       "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
     access: { shape: 'public', authenticatedBy: 'webhook source secret' },
+    query: NO_PARAMETERS,
+  }),
+  route({
+    name: 'get-openapi',
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    access: { shape: 'public', authenticatedBy: 'nothing' },
     query: NO_PARAMETERS,
   }),
 ] as const;

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { type Queryable, query } from '../db/pool.ts';
+import { type LabelSelector, labelSelectorField } from '../http/fields.ts';
 import { isUuid } from '../http/ids.ts';
 import {
   type QueryParams,
@@ -72,6 +73,11 @@ export interface ListDefinition<R extends z.ZodObject = z.ZodObject> {
   readonly filters: Readonly<Record<string, ListFilter>>;
   /** ORDER BY items with no sort; the last ones make the order total. */
   readonly defaultOrder: readonly string[];
+  /**
+   * The list takes `labels` (a label selector on its `labels` column,
+   * served by the table's GIN index on it).
+   */
+  readonly labels?: boolean;
   /** A fixed predicate every read of the list applies. */
   readonly where?: string;
   /** Child reads: scope name to the column holding the parent's id. */
@@ -110,6 +116,7 @@ export interface ListQuery {
   sort?: SortSpec | undefined;
   /** Checked filter values by parameter name. */
   filters: Readonly<Record<string, string>>;
+  labels?: LabelSelector | undefined;
   scope?: ListScope | undefined;
   paging: Paging;
 }
@@ -231,6 +238,18 @@ export function buildListQuery(
     values.push(value);
     where.push(`${filter.column} = $${values.length}`);
   }
+  if (input.labels !== undefined) {
+    if (!definition.labels) throw new Error('this list has no labels filter');
+    const { equals, present } = input.labels;
+    if (Object.keys(equals).length > 0) {
+      values.push(JSON.stringify(equals));
+      where.push(`labels @> $${values.length}::jsonb`);
+    }
+    if (present.length > 0) {
+      values.push(present);
+      where.push(`labels ?& $${values.length}::text[]`);
+    }
+  }
   if (input.scope !== undefined) {
     const scopes = definition.scopes ?? {};
     const column = Object.hasOwn(scopes, input.scope.name)
@@ -310,6 +329,7 @@ export function listQuery(definition: ListDefinition) {
         ...(definition.search && { q: searchField.optional() }),
         ...(sortKeys.length > 0 && { sort: sortField(sortKeys).optional() }),
         ...filterFields,
+        ...(definition.labels && { labels: labelSelectorField().optional() }),
         ...listPagingFields,
       })
       .transform((values): ListQuery => {
@@ -318,11 +338,16 @@ export function listQuery(definition: ListDefinition) {
           const value = (values as Record<string, unknown>)[param];
           if (typeof value === 'string') filters[param] = value;
         }
-        const { q, sort } = values as { q?: string; sort?: SortSpec };
+        const { q, sort, labels } = values as {
+          q?: string;
+          sort?: SortSpec;
+          labels?: LabelSelector;
+        };
         return {
           search: q,
           sort,
           filters,
+          labels,
           paging: listPagingOf(values),
         };
       });

@@ -14,11 +14,15 @@
  * - filters: namespace (a DNS-1123 label) on every list; workloads and jobs
  *   also kind; pods also phase; events only type. A bad or repeated value
  *   is 400 bad_request; an empty value is no filter. q narrows them.
+ * - labels (workloads, pods, jobs: the lists whose records carry labels):
+ *   `key=value[,key2=value2]`, `key` alone for "has the label"; every term
+ *   must hold. Keys and values follow Kubernetes' label syntax, a key at
+ *   most once; anything else is 400 bad_request naming the term.
  * - page (default 1, at most 1,000,000) and per_page (default 50, larger
  *   values clamped to 500); a non-positive or non-integer value is 400
  *   bad_request.
- * - Parameters a list does not know are ignored here; the route's query
- *   schema decides whether to refuse them.
+ * - Parameters a list does not know are ignored by these functions; the
+ *   route's reader (readRouteQuery) refuses them with 400 invalid_param.
  *
  * Response: `{ data: Record[], meta: { total, page, per_page } }`, total
  * counted before paging, per_page as applied (after clamping).
@@ -103,6 +107,7 @@ export const LISTS = {
       age: byAge,
     },
     filters: { namespace: byNamespaceFilter, kind: byKindFilter },
+    labels: true,
     defaultOrder: ['namespace', 'kind', 'name', 'id'],
   },
   pods: {
@@ -124,6 +129,7 @@ export const LISTS = {
       namespace: byNamespaceFilter,
       phase: { column: 'phase', field: oneOfFilter(POD_PHASES) },
     },
+    labels: true,
     defaultOrder: usualOrder,
     scopes: { node: 'node_id', workload: 'workload_id' },
     searchKey: 'search_key',
@@ -202,6 +208,7 @@ export const LISTS = {
       age: byAge,
     },
     filters: { namespace: byNamespaceFilter, kind: byKindFilter },
+    labels: true,
     defaultOrder: usualOrder,
   },
   hpas: {

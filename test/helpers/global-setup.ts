@@ -84,6 +84,7 @@ export default async function setup(project: TestProject) {
     const server = await startEmbeddedPostgres({
       dataDir: join(dataRoot, 'data'),
       port: await freePort(),
+      ephemeral: true,
     });
     adminUrl = server.url;
     stopServer = server.stop;

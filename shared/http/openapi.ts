@@ -1,0 +1,229 @@
+/**
+ * The OpenAPI 3.1 document of the API, generated from the route table and
+ * its zod query schemas (zod 4 writes each parameter's JSON Schema), so it
+ * can never list a route, a parameter or a permission the code does not.
+ * `npm run openapi` writes it to docs/openapi.json (a test compares the
+ * two); `GET /api/v1/openapi.json` serves it without auth.
+ *
+ * Permissions and access shapes are extensions (`x-permissions`,
+ * `x-access`); the error codes a route can answer are listed per status.
+ */
+import { z } from 'zod';
+import { parametersOf, type RouteQuery } from './query.ts';
+import {
+  permissionsOf,
+  type RouteAccess,
+  type RouteDefinition,
+  routes,
+} from './routes.ts';
+
+export const OPENAPI_TITLE = 'Kubernetes inventory API';
+
+/** The spec's code (and the status it comes with) each error means here. */
+const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_param: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'A bad, repeated or unknown query parameter (details.param names it)',
+  401: 'No valid bearer token',
+  403: 'The permission is not held (on the cluster environment, for a cluster route)',
+  404: 'No such object, or one outside the caller environments',
+  500: 'An unexpected failure (a generic message)',
+};
+
+/** The error codes a route can answer, from its access and its query. */
+export function errorCodesOf(route: RouteDefinition): ErrorCode[] {
+  const codes = new Set<ErrorCode>([route.query.unknownParam]);
+  const names = Object.keys(parametersOf(route.query.schema).shape);
+  for (const name of names) {
+    codes.add(
+      route.query.invalidParam?.includes(name)
+        ? 'invalid_param'
+        : 'bad_request',
+    );
+  }
+  if (route.access.shape !== 'public') {
+    codes.add('unauthorized');
+    codes.add('forbidden');
+  }
+  if (
+    route.access.shape === 'cluster' ||
+    route.access.shape === 'client-clusters' ||
+    route.access.shape === 'environment-clusters' ||
+    /\{\w+\}/.test(route.path)
+  ) {
+    codes.add('not_found');
+  }
+  codes.add('internal_error');
+  return [...codes].sort();
+}
+
+function accessDescription(access: RouteAccess): string {
+  switch (access.shape) {
+    case 'public':
+      return access.authenticatedBy === 'nothing'
+        ? 'Public: no token.'
+        : `No JWT: authenticated by the ${access.authenticatedBy}.`;
+    case 'cluster':
+      return 'sources' in access
+        ? `Requires any of ${permissionsOf(access).join(', ')} on the cluster's environment; each source (${Object.entries(
+            access.sources,
+          )
+            .map(([source, permission]) => `${source}: ${permission}`)
+            .join(
+              ', ',
+            )}) is read only with its permission. A cluster outside the caller's environments is 404.`
+        : `Requires ${access.permission} on the cluster's environment; a cluster outside the caller's environments is 404.`;
+    case 'clusters':
+    case 'environment-clusters':
+      return `Lists what the caller's ${access.permission} grants cover.`;
+    case 'client-clusters':
+      return `Requires ${access.permission} somewhere in the client; lists what it covers there.`;
+    case 'gate':
+      return `Requires ${access.permission} in some scope; lists what it covers.`;
+  }
+}
+
+function queryParameters(query: RouteQuery) {
+  const shape = parametersOf(query.schema).shape;
+  return Object.entries(shape).map(([name, field]) => ({
+    name,
+    in: 'query',
+    required: !(field as z.ZodType).safeParse(undefined).success,
+    schema: parameterSchema(field as z.ZodType),
+  }));
+}
+
+function parameterSchema(field: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(field, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return schema;
+}
+
+function pathParameters(path: string) {
+  return [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+}
+
+function operation(route: RouteDefinition) {
+  const errors = errorCodesOf(route);
+  const statuses = [...new Set(errors.map((code) => ERROR_STATUS[code]))];
+  const permissions = permissionsOf(route.access);
+  return {
+    operationId: route.name,
+    summary: route.summary,
+    description: accessDescription(route.access),
+    security: route.access.shape === 'public' ? [] : [{ bearerAuth: [] }],
+    'x-access': route.access,
+    'x-permissions': permissions,
+    'x-unknown-parameter-code': route.query.unknownParam,
+    parameters: [
+      ...pathParameters(route.path),
+      ...queryParameters(route.query),
+    ],
+    responses: {
+      200: {
+        description: 'OK',
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/Success' },
+          },
+        },
+      },
+      ...Object.fromEntries(
+        statuses.map((status) => {
+          const codes = errors.filter((code) => ERROR_STATUS[code] === status);
+          return [
+            status,
+            {
+              description: `${ERROR_DESCRIPTIONS[status]}: ${codes.join(', ')}`,
+              'x-error-codes': codes,
+              content: {
+                'application/json': {
+                  schema: {
+                    allOf: [
+                      { $ref: '#/components/schemas/Error' },
+                      {
+                        properties: {
+                          error: { properties: { code: { enum: codes } } },
+                        },
+                      },
+                    ],
+                  },
+                },
+              },
+            },
+          ];
+        }),
+      ),
+    },
+  };
+}
+
+/** The document for `table` (the route table unless given). */
+export function openApiDocument(
+  table: readonly RouteDefinition[] = routes,
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of table) {
+    paths[route.path] ??= {};
+    (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] =
+      operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: OPENAPI_TITLE,
+      version: '1',
+      description:
+        'Read-only inventory of Kubernetes clusters, scoped by client and environment grants. Generated from shared/http/routes.ts.',
+    },
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+      schemas: {
+        Success: {
+          type: 'object',
+          required: ['data'],
+          properties: { data: {}, meta: { type: 'object' } },
+        },
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+                message: { type: 'string' },
+                details: { type: 'object' },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The document as docs/openapi.json holds it. */
+export function openApiText(): string {
+  return `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+}

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import {
+  errorCodesOf,
+  openApiDocument,
+  openApiText,
+} from '../../../shared/http/openapi.ts';
+import { parametersOf } from '../../../shared/http/query.ts';
+import {
+  permissionsOf,
+  type RouteDefinition,
+  routes,
+} from '../../../shared/http/routes.ts';
+
+const table: readonly RouteDefinition[] = routes;
+
+interface Operation {
+  operationId: string;
+  security: unknown[];
+  'x-permissions': string[];
+  parameters: { name: string; in: string; required: boolean }[];
+  responses: Record<string, { 'x-error-codes'?: string[] }>;
+}
+
+function operationOf(
+  document: Record<string, unknown>,
+  route: RouteDefinition,
+): Operation | undefined {
+  const paths = document.paths as Record<string, Record<string, Operation>>;
+  return paths[route.path]?.[route.method.toLowerCase()];
+}
+
+describe('the OpenAPI document', () => {
+  it('is what docs/openapi.json holds', () => {
+    // Act
+    const committed = readFileSync(
+      new URL('../../../docs/openapi.json', import.meta.url),
+      'utf8',
+    );
+
+    // Assess
+    expect(
+      committed === openApiText(),
+      'docs/openapi.json is stale: run `npm run openapi` and commit it',
+    ).toBe(true);
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    // Prepare
+    const validator = new Validator();
+
+    // Act
+    const result = await validator.validate(openApiDocument());
+
+    // Assess
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('has every route with its parameters, permissions and error codes', () => {
+    // Prepare
+    const document = openApiDocument();
+
+    // Assess
+    for (const route of table) {
+      const operation = operationOf(document, route);
+      expect(operation, `${route.method} ${route.path}`).toBeDefined();
+      expect(operation?.operationId).toBe(route.name);
+      expect(operation?.['x-permissions']).toEqual(permissionsOf(route.access));
+      expect(operation?.security).toEqual(
+        route.access.shape === 'public' ? [] : [{ bearerAuth: [] }],
+      );
+      const query = Object.keys(parametersOf(route.query.schema).shape);
+      const path = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect(
+        operation?.parameters
+          .filter((p) => p.in === 'query')
+          .map((p) => p.name),
+      ).toEqual(query);
+      expect(
+        operation?.parameters.filter((p) => p.in === 'path').map((p) => p.name),
+      ).toEqual(path);
+      const codes = Object.values(operation?.responses ?? {}).flatMap(
+        (response) => response['x-error-codes'] ?? [],
+      );
+      expect(codes.sort()).toEqual(errorCodesOf(route));
+      expect(codes).toContain(route.query.unknownParam);
+    }
+  });
+
+  it('names the inventory lists q and sort errors invalid_param and the clusters list errors bad_request', () => {
+    // Prepare
+    const byName = (name: string) => {
+      const route = table.find((r) => r.name === name);
+      if (!route) throw new Error(name);
+      return errorCodesOf(route);
+    };
+
+    // Assess
+    expect(byName('list-pods')).toEqual(
+      expect.arrayContaining(['invalid_param', 'bad_request', 'not_found']),
+    );
+    expect(byName('list-clusters')).not.toContain('invalid_param');
+    expect(byName('get-openapi')).not.toContain('unauthorized');
+  });
+});
