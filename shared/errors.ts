@@ -84,3 +84,9 @@ export class SyncTimeoutError extends DomainError {
   override readonly status = 503;
   override readonly code = 'sync_timeout';
 }
+
+/** An upstream service failed or timed out (502; the body stays generic). */
+export class BadGatewayError extends DomainError {
+  override readonly status = 502;
+  override readonly code: string = 'bad_gateway';
+}

@@ -21,6 +21,7 @@ import {
 import {
   DNS_1123_LABEL,
   DNS_1123_SUBDOMAIN,
+  isRfc3339Time,
   KIND_NAME,
 } from '../http/patterns.ts';
 import { parseQuery } from '../http/query.ts';
@@ -36,13 +37,7 @@ const DEFAULT_WINDOW_MS = 7 * 24 * 3_600_000;
 const rfc3339 = (name: string) =>
   z
     .string()
-    .refine(
-      (v) =>
-        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(
-          v,
-        ) && !Number.isNaN(Date.parse(v)),
-      `${name} must be an RFC 3339 time`,
-    )
+    .refine(isRfc3339Time, `${name} must be an RFC 3339 time`)
     .transform((v) => new Date(v));
 
 const pattern = (name: string, re: RegExp, rule: string) =>

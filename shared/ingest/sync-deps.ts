@@ -6,6 +6,7 @@
  */
 import { type Config, getConfig } from '../config.ts';
 import { getDb } from '../http/context.ts';
+import { seriesWriterFromConfig } from '../metrics/from-config.ts';
 import { traceSpan } from '../observability/tracer.ts';
 import { s3FromConfig } from './aws-clients.ts';
 import type { SyncDeps } from './process-record.ts';
@@ -33,5 +34,6 @@ async function fromConfig(config: Config): Promise<SyncDeps> {
     timeoutMs: config.SYNC_TIMEOUT_MS,
     eventRetentionHours: config.EVENT_RETENTION_HOURS,
     span: traceSpan,
+    seriesWriter: seriesWriterFromConfig(config),
   };
 }

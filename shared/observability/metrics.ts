@@ -29,4 +29,6 @@ export const MetricName = {
   bridgeRejected: 'proxima_k8s_bridge_rejected_total',
   bridgeSendFailures: 'proxima_k8s_bridge_send_failures_total',
   bridgeConsumerLag: 'proxima_k8s_bridge_consumer_lag',
+  metricsSeriesWritten: 'proxima_k8s_metrics_series_written_total',
+  metricsWriteFailures: 'proxima_k8s_metrics_write_failures_total',
 } as const;
