@@ -34,6 +34,7 @@
  */
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
+import { repoUrlHasUserinfo } from './repo-url.ts';
 import { specFactsSchema } from './spec-facts.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -333,6 +334,8 @@ export const podContainerSchema = obj({
 
 export const podRowSchema = obj({
   ...namespaced,
+  /** v1.1: summed over the pod's containers; null when metrics-server has none. */
+  usage: amounts.nullable().default(null),
   phase: optText(LIMITS.short),
   node_name: optText(LIMITS.name),
   pod_ip: optText(LIMITS.short),
@@ -530,6 +533,61 @@ export const endpointSliceRowSchema = obj({
   ),
 });
 
+// ------------------------------------------------ argo cd (v1.1, optional)
+
+/**
+ * One Argo CD Application, names and states only: never Helm values,
+ * parameters, plugin env, patches or annotations (unknown fields are
+ * dropped, so an agent that sent them would not get them stored). A
+ * `repo_url` that still carries userinfo refuses the message.
+ */
+export const argocdApplicationSchema = obj({
+  ...namespaced,
+  project: optText(LIMITS.name),
+  destination: orDefault(
+    obj({
+      server: optText(LIMITS.text),
+      name: optText(LIMITS.name),
+      namespace: optText(LIMITS.namespace),
+    }),
+    () => ({ server: null, name: null, namespace: null }),
+  ),
+  source: orDefault(
+    obj({
+      repo_url: text(LIMITS.text)
+        .refine((url) => !repoUrlHasUserinfo(url), {
+          error: 'carries credentials (userinfo); the agent must strip them',
+        })
+        .nullable()
+        .default(null),
+      path: optText(LIMITS.text),
+      chart: optText(LIMITS.name),
+      target_revision: optText(LIMITS.name),
+    }),
+    () => ({ repo_url: null, path: null, chart: null, target_revision: null }),
+  ),
+  sync_status: optText(LIMITS.short),
+  health_status: optText(LIMITS.short),
+  revision: optText(LIMITS.name),
+  operation: obj({
+    phase: optText(LIMITS.short),
+    started_at: optTime,
+    finished_at: optTime,
+    /** `operation.initiatedBy.username`, or `automated`. */
+    initiated_by: optText(LIMITS.name),
+  })
+    .nullable()
+    .default(null),
+  resources: list(
+    obj({
+      group: optText(LIMITS.name),
+      kind: optText(LIMITS.short),
+      namespace: optText(LIMITS.namespace),
+      name: optText(LIMITS.name),
+    }),
+  ),
+});
+
 // -------------------------------------------------------------- envelope
 
 export const CLUSTER_STATUSES = [
@@ -596,6 +654,8 @@ export const inventorySchema = obj({
   resource_quotas: kindArray(resourceQuotaRowSchema),
   endpoint_slices: kindArray(endpointSliceRowSchema),
   collection: collectionSchema.nullable().default(null),
+  /** v1.1: absent or null is `undefined` (not collected, never pruned). */
+  argocd_applications: kindArray(argocdApplicationSchema),
 });
 
 /** The parsed, normalized message. */
@@ -621,6 +681,7 @@ export type HpaRow = z.output<typeof hpaRowSchema>;
 export type NetworkPolicyRow = z.output<typeof networkPolicyRowSchema>;
 export type ResourceQuotaRow = z.output<typeof resourceQuotaRowSchema>;
 export type EndpointSliceRow = z.output<typeof endpointSliceRowSchema>;
+export type ArgocdApplication = z.output<typeof argocdApplicationSchema>;
 
 /** The row type of each kind array. */
 export type KindRow = {

@@ -1,0 +1,250 @@
+/**
+ * The `kube_query` live-read protocol (wire-contract.md, "Live reads"): the
+ * backend asks a cluster's agent to read the cluster now, by core NATS
+ * request/reply on `proxima.system.commands.{agent_id}`. Both ends parse
+ * with these schemas, so the request the backend sends is exactly the one
+ * the agent reads, and the reply the agent builds is the one the backend
+ * checks. Nothing is stored on either side.
+ *
+ * The backend has already applied the spec's parameter rules; the agent
+ * parses again (a request that fails is answered `bad_request`), because
+ * the subject is reachable by anything on the NATS account.
+ */
+import { z } from 'zod';
+
+export const KUBE_QUERY_VERSION = 1;
+/** How long the backend waits for a reply. */
+export const KUBE_QUERY_TIMEOUT_MS = 15_000;
+/** The largest reply an agent sends (JSON bytes). */
+export const KUBE_QUERY_REPLY_MAX_BYTES = 1024 * 1024;
+/** One object (a manifest, or the revisions' pod templates together). */
+export const KUBE_QUERY_OBJECT_BUDGET_BYTES = 512 * 1024;
+/** Revisions answered at most, newest first. */
+export const KUBE_QUERY_MAX_REVISIONS = 20;
+export const LOG_TAIL_MIN = 1;
+export const LOG_TAIL_MAX = 300;
+export const LOG_TAIL_DEFAULT = 100;
+
+/** The subject an agent answers live reads on. */
+export function commandSubject(agentId: string): string {
+  return `proxima.system.commands.${agentId.toLowerCase()}`;
+}
+
+/** The kinds `manifest` reads (Secrets and ConfigMaps never). */
+export const MANIFEST_KINDS = [
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'Rollout',
+  'ReplicaSet',
+  'Pod',
+  'Service',
+  'Ingress',
+  'HorizontalPodAutoscaler',
+  'Job',
+  'CronJob',
+  'NetworkPolicy',
+  'PersistentVolumeClaim',
+] as const;
+export type ManifestKind = (typeof MANIFEST_KINDS)[number];
+
+/** The kinds `revisions` reads: the workloads with a rollout history. */
+export const REVISION_KINDS = [
+  'Deployment',
+  'Rollout',
+  'StatefulSet',
+  'DaemonSet',
+] as const;
+export type RevisionKind = (typeof REVISION_KINDS)[number];
+
+export const KUBE_QUERY_ERROR_CODES = [
+  'not_found',
+  'forbidden',
+  'not_installed',
+  'too_large',
+  'bad_request',
+  'internal',
+] as const;
+export type KubeQueryErrorCode = (typeof KUBE_QUERY_ERROR_CODES)[number];
+
+/** DNS-1123 label: namespaces and container names. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** DNS-1123 subdomain: object and pod names. */
+export const DNS_SUBDOMAIN =
+  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const label = z.string().regex(DNS_LABEL, 'not a DNS-1123 label');
+const subdomain = z.string().regex(DNS_SUBDOMAIN, 'not a DNS-1123 subdomain');
+
+const envelope = {
+  type: z.literal('kube_query'),
+  version: z.literal(KUBE_QUERY_VERSION),
+  request_id: z.uuid(),
+  /** The caller's email, or `proxima-console:<subject type>:<id>`. */
+  actor: z.string().min(1).max(320),
+};
+
+export const manifestRequestSchema = z.object({
+  ...envelope,
+  query: z.literal('manifest'),
+  kind: z.enum(MANIFEST_KINDS),
+  namespace: label,
+  name: subdomain,
+});
+
+export const revisionsRequestSchema = z.object({
+  ...envelope,
+  query: z.literal('revisions'),
+  kind: z.enum(REVISION_KINDS),
+  namespace: label,
+  name: subdomain,
+});
+
+export const logsRequestSchema = z.object({
+  ...envelope,
+  query: z.literal('logs'),
+  namespace: label,
+  pod: subdomain,
+  container: label.optional(),
+  tail: z
+    .number()
+    .int()
+    .min(LOG_TAIL_MIN)
+    .max(LOG_TAIL_MAX)
+    .default(LOG_TAIL_DEFAULT),
+  previous: z.boolean().default(false),
+  since_time: z.iso.datetime({ offset: true }).optional(),
+  timestamps: z.boolean().default(false),
+});
+
+export const kubeQueryRequestSchema = z.discriminatedUnion('query', [
+  manifestRequestSchema,
+  revisionsRequestSchema,
+  logsRequestSchema,
+]);
+
+export type ManifestRequest = z.output<typeof manifestRequestSchema>;
+export type RevisionsRequest = z.output<typeof revisionsRequestSchema>;
+export type LogsRequest = z.output<typeof logsRequestSchema>;
+export type KubeQueryRequest = z.output<typeof kubeQueryRequestSchema>;
+/** What a sender builds: defaulted fields may be left out. */
+export type KubeQueryRequestInput = z.input<typeof kubeQueryRequestSchema>;
+
+// ----------------------------------------------------------------- results
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const manifestResultSchema = z.object({
+  kind: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  /** Redacted by the agent before it left the cluster. */
+  object: jsonObject,
+});
+
+export const revisionSchema = z.object({
+  revision: z.number().int().nullable(),
+  name: z.string(),
+  created: z.string().nullable(),
+  replicas: z.number().int().nullable(),
+  template_hash: z.string().nullable(),
+  containers: z.array(z.object({ name: z.string(), image: z.string() })),
+  /** Redacted like a manifest; null once the reply's budget is spent. */
+  pod_template: jsonObject.nullable(),
+});
+
+export const revisionsResultSchema = z.object({
+  kind: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  revisions: z.array(revisionSchema),
+  truncated: z.boolean(),
+});
+
+export const logsResultSchema = z.object({
+  pod: z.string(),
+  container: z.string().nullable(),
+  previous: z.boolean(),
+  /**
+   * Raw lines; with `timestamps` each starts with the apiserver's RFC 3339
+   * stamp and a space. Not sanitized here: the backend sanitizes the text.
+   */
+  lines: z.array(z.string()),
+  truncated: z.boolean(),
+  /** Set when the pod has several containers and none was named, or the named one does not exist. */
+  containers: z.array(z.string()).optional(),
+  timestamps: z.boolean(),
+});
+
+export type ManifestResult = z.output<typeof manifestResultSchema>;
+export type Revision = z.output<typeof revisionSchema>;
+export type RevisionsResult = z.output<typeof revisionsResultSchema>;
+export type LogsResult = z.output<typeof logsResultSchema>;
+
+// ------------------------------------------------------------------ replies
+
+export const kubeQueryErrorSchema = z.object({
+  code: z.enum(KUBE_QUERY_ERROR_CODES),
+  message: z.string(),
+});
+
+const okEnvelope = {
+  ok: z.literal(true),
+  agent_version: z.string(),
+  observed_at: z.iso.datetime({ offset: true }),
+  notes: z.array(z.string()).default([]),
+};
+
+/** A success reply; `result` is checked against the query it answers. */
+export const kubeQueryOkReplySchema = z.object({
+  ...okEnvelope,
+  result: z.unknown(),
+});
+
+export const kubeQueryErrorReplySchema = z.object({
+  ok: z.literal(false),
+  agent_version: z.string(),
+  error: kubeQueryErrorSchema,
+});
+
+export const kubeQueryReplySchema = z.discriminatedUnion('ok', [
+  kubeQueryOkReplySchema,
+  kubeQueryErrorReplySchema,
+]);
+
+const RESULT_SCHEMAS = {
+  manifest: manifestResultSchema,
+  revisions: revisionsResultSchema,
+  logs: logsResultSchema,
+} as const;
+
+export interface KubeQueryResults {
+  manifest: ManifestResult;
+  revisions: RevisionsResult;
+  logs: LogsResult;
+}
+export type KubeQueryName = keyof KubeQueryResults;
+
+export type KubeQueryReply<Q extends KubeQueryName = KubeQueryName> =
+  | {
+      ok: true;
+      agent_version: string;
+      observed_at: string;
+      notes: string[];
+      result: KubeQueryResults[Q];
+    }
+  | z.output<typeof kubeQueryErrorReplySchema>;
+
+/**
+ * Parses a reply to a `query` request: the envelope, then the result
+ * against that query's schema. Throws a ZodError naming the field.
+ */
+export function parseKubeQueryReply<Q extends KubeQueryName>(
+  query: Q,
+  value: unknown,
+): KubeQueryReply<Q> {
+  const reply = kubeQueryReplySchema.parse(value);
+  if (!reply.ok) return reply;
+  const result = RESULT_SCHEMAS[query].parse(reply.result);
+  return { ...reply, result: result as KubeQueryResults[Q] };
+}

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import {
+  commandSubject,
+  kubeQueryRequestSchema,
+  parseKubeQueryReply,
+} from '../../../shared/live/kube-query.ts';
+
+const base = {
+  type: 'kube_query',
+  version: 1,
+  request_id: '3b0f6f7e-2f1c-4c59-9d3e-1b2a3c4d5e6f',
+  actor: 'alice@example.com',
+};
+
+describe('kubeQueryRequestSchema', () => {
+  it('reads a logs request and fills the defaults of what was left out', () => {
+    // Act
+    const request = kubeQueryRequestSchema.parse({
+      ...base,
+      query: 'logs',
+      namespace: 'shop',
+      pod: 'api-7d9f8c5b4-x2x9k',
+    });
+
+    // Assess
+    expect(request).toMatchObject({
+      query: 'logs',
+      tail: 100,
+      previous: false,
+      timestamps: false,
+    });
+  });
+
+  it('refuses a manifest of a Secret or ConfigMap, naming the field', () => {
+    for (const kind of ['Secret', 'ConfigMap']) {
+      // Act
+      const result = kubeQueryRequestSchema.safeParse({
+        ...base,
+        query: 'manifest',
+        kind,
+        namespace: 'shop',
+        name: 'db',
+      });
+
+      // Assess
+      expect(result.success).toBe(false);
+      expect(result.error?.issues[0]?.path).toEqual(['kind']);
+    }
+  });
+
+  it('refuses revisions of a kind without a rollout history', () => {
+    const result = kubeQueryRequestSchema.safeParse({
+      ...base,
+      query: 'revisions',
+      kind: 'Pod',
+      namespace: 'shop',
+      name: 'api',
+    });
+    expect(result.success).toBe(false);
+  });
+
+  it.each([
+    ['tail', 0],
+    ['tail', 301],
+    ['namespace', 'Shop'],
+    ['pod', 'a_b'],
+    ['since_time', '2026-10-01 11:58'],
+  ])('refuses a logs request whose %s is %s', (field, value) => {
+    const result = kubeQueryRequestSchema.safeParse({
+      ...base,
+      query: 'logs',
+      namespace: 'shop',
+      pod: 'api-0',
+      [field]: value,
+    });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual([field]);
+  });
+});
+
+describe('parseKubeQueryReply', () => {
+  it('checks a success result against the query it answers', () => {
+    // Prepare
+    const reply = {
+      ok: true,
+      agent_version: 'v0.9.0',
+      observed_at: '2026-10-01T12:00:00Z',
+      result: { pod: 'api-0', lines: [] },
+    };
+
+    // Act / Assess
+    expect(() => parseKubeQueryReply('logs', reply)).toThrow();
+    const good = parseKubeQueryReply('logs', {
+      ...reply,
+      result: {
+        pod: 'api-0',
+        container: 'api',
+        previous: false,
+        lines: ['x'],
+        truncated: false,
+        timestamps: false,
+      },
+    });
+    expect(good.ok && good.result.lines).toEqual(['x']);
+    expect(good.ok && good.notes).toEqual([]);
+  });
+
+  it('reads an error reply with its code', () => {
+    const reply = parseKubeQueryReply('manifest', {
+      ok: false,
+      agent_version: 'v0.9.0',
+      error: { code: 'not_found', message: 'deployments "x" not found' },
+    });
+    expect(reply.ok).toBe(false);
+    expect(!reply.ok && reply.error.code).toBe('not_found');
+  });
+
+  it('names the command subject after the lower-cased agent id', () => {
+    expect(commandSubject('3B0F6F7E-2F1C-4C59-9D3E-1B2A3C4D5E6F')).toBe(
+      'proxima.system.commands.3b0f6f7e-2f1c-4c59-9d3e-1b2a3c4d5e6f',
+    );
+  });
+});
