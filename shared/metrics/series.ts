@@ -19,7 +19,7 @@
  * pod with no known controller. The resolution is the sync interval; finer
  * series with the same names and labels serve the same queries.
  */
-import type { Inventory, PodRow } from '../wire/inventory.ts';
+import type { Inventory } from '../wire/inventory.ts';
 
 export interface SeriesSample {
   name: string;
@@ -31,16 +31,6 @@ export interface SeriesSample {
 export interface SeriesStamp {
   clusterId: string;
   environmentId: string;
-}
-
-/** A pod's metrics-server usage (wire v1.1), when the agent sent it. */
-type PodUsage = {
-  cpu_millicores: number | null;
-  memory_bytes: number | null;
-} | null;
-
-function usageOf(pod: PodRow): PodUsage | undefined {
-  return (pod as PodRow & { usage?: PodUsage }).usage;
 }
 
 function labelsOf(
@@ -112,7 +102,7 @@ export function seriesOfSnapshot(
       workload: pod.workload_name,
       workload_kind: pod.workload_kind,
     };
-    const usage = usageOf(pod);
+    const usage = pod.usage;
     const cpu = usage?.cpu_millicores;
     push(
       'pod_cpu_usage_ratio',

@@ -82,6 +82,11 @@ function inventoryAt(agentId: string, time: Date): InventoryInput {
     name,
     phase,
     node_name: nodeName,
+    // metrics-server has no figure for a pod that is not running.
+    usage:
+      phase === 'Running'
+        ? { cpu_millicores: 250, memory_bytes: 100_000_000 }
+        : null,
     workload_kind: 'Deployment',
     workload_name: 'web',
     containers: [container('app', 1)],
@@ -189,7 +194,7 @@ describe('series written after a sync', () => {
     ['remote_write', '/api/v1/write'],
     ['vm_import', '/api/v1/import/prometheus'],
   ] as const) {
-    it(`writes replicas, pod phases and node CPU that the queries read back (${format})`, async () => {
+    it(`writes replicas, pod phases, node and pod usage that the queries read back (${format})`, async () => {
       // Prepare: a snapshot two minutes ago, read over the minute around it.
       const time = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 120_000);
       const qs = `start=${new Date(time.getTime() - 60_000).toISOString()}&end=${time.toISOString()}`;
@@ -239,6 +244,21 @@ describe('series written after a sync', () => {
         [{ node: 'n2' }, [0.75]],
         [{ node: 'n1' }, [0.25]],
       ]);
+      const podCpu = await read(
+        'cpu_by_pod',
+        '&namespace=shop&workload=web&workload_kind=Deployment',
+      );
+      expect(
+        podCpu.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([
+        [{ pod: 'web-a' }, [0.25]],
+        [{ pod: 'web-b' }, [0.25]],
+        [{ pod: 'web-c' }, [0.25]],
+      ]);
+      const memory = await read('memory_by_namespace');
+      expect(
+        memory.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([[{ namespace: 'shop' }, [300_000_000]]]);
       const restarts = await vm.server
         .flush()
         .then(() =>
