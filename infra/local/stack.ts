@@ -24,12 +24,14 @@ import {
   NatsServerStartError,
   spawnNatsServer,
 } from '../../shared/ingest/nats-server.ts';
+import { setMetricsStore } from '../../shared/metrics/context.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
 import { startQueueServices } from './aws.ts';
 import { startIngest } from './ingest.ts';
 import { lambdaContext } from './lambda-context.ts';
+import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
@@ -51,6 +53,8 @@ export class LocalStackError extends Error {
 export interface LocalStack {
   apiUrl: string;
   natsUrl: string;
+  /** The metrics query API, when there is one. */
+  metricsUrl: string | undefined;
   /** With the password masked. */
   databaseUrl: string;
   /** Stops everything, in order; safe to call twice. */
@@ -180,6 +184,11 @@ export async function startLocalStack(
       say(`SQS and S3 emulated in process on ${queues.emulatorEndpoint}`);
     }
 
+    // Metrics: METRICS_URL's store, or VictoriaMetrics from the PATH ------
+    const metrics = await startLocalMetrics(config, dataDir, say, isPortFree);
+    stops.push(() => metrics.stop());
+    setMetricsStore(metrics.store);
+
     // Ingest: bridge → queue → sync handler -----------------------------
     const ingest = await startIngest({
       db,
@@ -196,6 +205,7 @@ export async function startLocalStack(
       syncTimeoutMs: config.SYNC_TIMEOUT_MS,
       eventRetentionHours: config.EVENT_RETENTION_HOURS,
       poller: { region: config.AWS_REGION },
+      seriesWriter: metrics.writer,
     });
     // An emulated queue lives in memory: empty it before stopping.
     const drainMs = queues.emulatorEndpoint ? DRAIN_ON_STOP_MS : 0;
@@ -226,6 +236,7 @@ export async function startLocalStack(
     return {
       apiUrl: api.url,
       natsUrl,
+      metricsUrl: metrics.url,
       databaseUrl: maskPassword(databaseUrl),
       stop: () => {
         stopped ??= stopAll();

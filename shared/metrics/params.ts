@@ -113,15 +113,31 @@ export function parseMetricsRequest(
   queryName: string | undefined,
   rawQueryString: string | undefined,
 ): MetricsRequest {
+  const query = queryNamed(queryName);
+  return toMetricsRequest(
+    query,
+    parseQuery(rawQueryString, metricsParamsSchema, { rejectUnknown: true }),
+  );
+}
+
+/** The allow-listed query of that name, else a 400. */
+export function queryNamed(
+  queryName: string | undefined,
+): MetricsQueryDefinition {
   const query = METRICS_QUERIES.get(queryName ?? '');
   if (!query) {
     throw new ValidationError('unknown metrics query', {
       details: { param: 'query', allowed: [...METRICS_QUERIES.keys()] },
     });
   }
-  const params = parseQuery(rawQueryString, metricsParamsSchema, {
-    rejectUnknown: true,
-  });
+  return query;
+}
+
+/** The rules between the parameters and the query, on values read. */
+export function toMetricsRequest(
+  query: MetricsQueryDefinition,
+  params: z.output<typeof metricsParamsSchema>,
+): MetricsRequest {
   const takes = FILTERS_OF[query.scope];
   for (const filter of ALL_FILTERS) {
     if (params[filter] !== undefined && !takes.includes(filter)) {
