@@ -20,6 +20,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { routes } from '../../shared/http/routes.ts';
+import type { MetricsStoreRef } from '../constructs/metrics-store.ts';
 import {
   type DatabaseLogin,
   ServiceFunction,
@@ -35,6 +36,8 @@ export interface ApiStackProps extends StackProps {
   readonly vpc: ec2.IVpc;
   readonly appSubnets: ec2.SubnetSelection;
   readonly reader: DatabaseLogin;
+  /** The routes on metrics:read query it. */
+  readonly metricsStore: MetricsStoreRef;
 }
 
 export class ApiStack extends Stack {
@@ -118,7 +121,6 @@ export class ApiStack extends Stack {
       JWT_ISSUER: issuer.valueAsString,
       JWT_AUDIENCE: audience.valueAsString,
     };
-    if (parameters.metricsUrl) environment.METRICS_URL = parameters.metricsUrl;
 
     for (const route of routes) {
       const id = routeId(route);
@@ -135,6 +137,9 @@ export class ApiStack extends Stack {
         logRetention: parameters.logRetentionDays as logs.RetentionDays,
         environment,
       }).bindDatabase(props.reader);
+      if (route.permissions.includes('metrics:read')) {
+        fn.bindMetricsReader(props.metricsStore);
+      }
       this.routeFunctions.set(route.name, fn);
 
       new apigw.HttpRoute(this, `${id}Route`, {
