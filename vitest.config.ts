@@ -8,6 +8,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // CPU-bound cases (a generated large inventory, property runs)
+          // take seconds on a loaded two-core machine: 5 s is too tight.
+          testTimeout: 30_000,
         },
       },
       {

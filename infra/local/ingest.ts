@@ -13,7 +13,7 @@ import {
   Bridge,
   type BridgeOptions,
   type NatsConnectOptions,
-} from '../../shared/ingest/bridge.ts';
+} from '../../shared/ingest/bridge/index.ts';
 import type { ProcessedRecord } from '../../shared/ingest/process-record.ts';
 import { bridgeRejectionRecorder } from '../../shared/ingest/rejections.ts';
 import { setSyncDeps } from '../../shared/ingest/sync-deps.ts';

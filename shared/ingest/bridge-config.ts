@@ -7,7 +7,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type Config, ConfigError } from '../config.ts';
 import { getDb } from '../http/context.ts';
 import { s3FromConfig, sqsFromConfig } from './aws-clients.ts';
-import { Bridge, type BridgeOptions } from './bridge.ts';
+import { Bridge, type BridgeOptions } from './bridge/index.ts';
 import { bridgeRejectionRecorder } from './rejections.ts';
 
 export interface BridgeOverrides {

@@ -6,7 +6,7 @@ import {
   BridgeConnectionLostError,
   BridgeSetupError,
   type RejectInfo,
-} from '../../../shared/ingest/bridge.ts';
+} from '../../../shared/ingest/bridge/index.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import {
   createS3Client,

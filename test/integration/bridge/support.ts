@@ -6,7 +6,10 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { Bridge, type BridgeOptions } from '../../../shared/ingest/bridge.ts';
+import {
+  Bridge,
+  type BridgeOptions,
+} from '../../../shared/ingest/bridge/index.ts';
 import {
   decodeQueuedInventory,
   type QueuedInventory,

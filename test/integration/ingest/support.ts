@@ -19,7 +19,10 @@ import {
   startIngest,
 } from '../../../infra/local/ingest.ts';
 import { query, queryMaybeOne } from '../../../shared/db/pool.ts';
-import { Bridge, type BridgeOptions } from '../../../shared/ingest/bridge.ts';
+import {
+  Bridge,
+  type BridgeOptions,
+} from '../../../shared/ingest/bridge/index.ts';
 import type { ProcessedRecord } from '../../../shared/ingest/process-record.ts';
 import { recordRejection } from '../../../shared/ingest/rejections.ts';
 import { setSyncDeps } from '../../../shared/ingest/sync-deps.ts';

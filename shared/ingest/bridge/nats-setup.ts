@@ -1,0 +1,197 @@
+/**
+ * NATS setup: the connection, and the stream and durable pull consumer the
+ * bridge reads (created when allowed, else required).
+ */
+import { readFile } from 'node:fs/promises';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamManager,
+  jetstreamManager,
+  StorageType,
+} from '@nats-io/jetstream';
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  nanos,
+} from '@nats-io/transport-node';
+import { logger } from '../../observability/logger.ts';
+import {
+  type BridgeOptions,
+  BridgeSetupError,
+  type NatsConnectOptions,
+} from './options.ts';
+
+/** Subjects of the stream when the bridge creates it. */
+export const STREAM_SUBJECTS = ['proxima.>'];
+/** Long enough for an 8 MB S3 upload plus SDK retries; `working()` extends it. */
+export const DEFAULT_ACK_WAIT_MS = 60_000;
+/**
+ * With the backoff below (1 s doubling to 60 s) this rides out about an hour
+ * and a half of queue outage. A snapshot still unsent after that is stale
+ * (the agent has sent newer ones): it is recorded as rejected, not lost.
+ */
+export const DEFAULT_MAX_DELIVER = 100;
+
+/** What the consumer's settings tell the rest of the bridge. */
+export interface ConsumerSettings {
+  /** Stream name and creation time: keeps two incarnations' dedup ids and claim keys apart. */
+  scope: string;
+  /** The consumer's max_deliver (-1: unlimited). */
+  maxDeliver: number;
+  ackWaitMs: number;
+  /** num_pending when the consumer was looked up. */
+  pending: number;
+}
+
+/** Connects with a name and reconnects forever. */
+export async function connectNats(
+  options: NatsConnectOptions,
+): Promise<NatsConnection> {
+  const creds = options.creds;
+  const authenticator =
+    creds === undefined
+      ? undefined
+      : credsAuthenticator(
+          new TextEncoder().encode(
+            creds.includes('BEGIN NATS USER JWT')
+              ? creds
+              : await readFile(creds, 'utf8'),
+          ),
+        );
+  return connect({
+    servers: options.url,
+    name: options.name ?? 'k8s-inventory-bridge',
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 2_000,
+    // ECS may start the bridge before NATS answers: keep trying.
+    waitOnFirstConnect: true,
+    ...(authenticator === undefined ? {} : { authenticator }),
+  });
+}
+
+export function isConnectOptions(
+  value: NatsConnection | NatsConnectOptions,
+): value is NatsConnectOptions {
+  return typeof (value as NatsConnectOptions).url === 'string';
+}
+
+/** Servers before 2.11 ignore a "+TERM" that carries a reason. */
+export function acceptsTermReason(nc: NatsConnection): boolean {
+  const [major = 0, minor = 0] = (nc.info?.version ?? '')
+    .split('.')
+    .map(Number);
+  return major > 2 || (major === 2 && minor >= 11);
+}
+
+type ConsumerSetup = Pick<
+  BridgeOptions,
+  | 'stream'
+  | 'consumer'
+  | 'subjectFilter'
+  | 'createStream'
+  | 'ackWaitMs'
+  | 'maxDeliver'
+>;
+
+/** Checks or creates the stream and the durable consumer; reads its settings. */
+export async function prepareConsumer(
+  nc: NatsConnection,
+  setup: ConsumerSetup,
+): Promise<ConsumerSettings> {
+  const { stream, consumer } = setup;
+  const jsm = await jetstreamManager(nc);
+  const streamInfo = await ensureStream(jsm, setup);
+  // A recreated stream restarts its sequences; the creation time keeps
+  // dedup ids and claim keys of two incarnations apart.
+  const created = Date.parse(streamInfo.created);
+  const scope = Number.isNaN(created)
+    ? stream
+    : `${stream}-${created.toString(36)}`;
+
+  let info = await findConsumer(jsm, stream, consumer);
+  if (info === undefined) {
+    if (!setup.createStream) {
+      throw new BridgeSetupError(
+        `durable consumer ${consumer} on stream ${stream} does not exist (create it, or set NATS_CREATE_STREAM)`,
+      );
+    }
+    info = await jsm.consumers.add(stream, {
+      durable_name: consumer,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: setup.subjectFilter,
+      ack_wait: nanos(setup.ackWaitMs ?? DEFAULT_ACK_WAIT_MS),
+      max_deliver: setup.maxDeliver ?? DEFAULT_MAX_DELIVER,
+    });
+    logger.info('consumer created', { stream, consumer });
+  } else if (info.config.filter_subject !== setup.subjectFilter) {
+    logger.warn('consumer filter differs from configuration', {
+      consumer,
+      filter: info.config.filter_subject,
+      configured: setup.subjectFilter,
+    });
+  }
+  return {
+    scope,
+    maxDeliver: info.config.max_deliver ?? -1,
+    ackWaitMs: Math.round((info.config.ack_wait ?? 0) / 1e6) || 30_000,
+    pending: info.num_pending,
+  };
+}
+
+/** The consumer's num_pending now. */
+export async function consumerPending(
+  nc: NatsConnection,
+  stream: string,
+  consumer: string,
+): Promise<number> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const info = await jsm.consumers.info(stream, consumer);
+  return info.num_pending;
+}
+
+async function ensureStream(
+  jsm: JetStreamManager,
+  setup: Pick<ConsumerSetup, 'stream' | 'createStream'>,
+) {
+  const { stream } = setup;
+  try {
+    return await jsm.streams.info(stream);
+  } catch (error) {
+    if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+    if (!setup.createStream) {
+      throw new BridgeSetupError(
+        `stream ${stream} does not exist (create it, or set NATS_CREATE_STREAM)`,
+        { cause: error },
+      );
+    }
+    const info = await jsm.streams.add({
+      name: stream,
+      subjects: STREAM_SUBJECTS,
+      storage: StorageType.File,
+    });
+    logger.info('stream created', { stream, subjects: STREAM_SUBJECTS });
+    return info;
+  }
+}
+
+async function findConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  consumer: string,
+) {
+  try {
+    return await jsm.consumers.info(stream, consumer);
+  } catch (error) {
+    if (isApiError(error, JetStreamApiCodes.ConsumerNotFound)) return undefined;
+    throw error;
+  }
+}
+
+export function isApiError(error: unknown, code: number): boolean {
+  return error instanceof JetStreamApiError && error.code === code;
+}

@@ -1,0 +1,327 @@
+/**
+ * Secrets recognized by their name: `key: value`, `key=value`, `key := v`,
+ * JSON `"key": …` (escaped JSON inside a string too), Ruby/PHP
+ * `'key' => …`, URL-encoded `key%3D…`, and command-line flags in the space
+ * form (`--token x`; the `=` form is a key=value pair). Which names count is
+ * decided once, in keys.ts.
+ *
+ * Where a value ends:
+ * - quoted (`"…"`, `'…'`, or `\"…\"` inside a string): at its closing quote;
+ * - a header dump (`[Basic …]` of a Go header map, `["Basic …"]` of
+ *   json.Marshal(http.Header), `[]string{"Basic …"}` of %#v): at its
+ *   closing bracket, each quoted string inside hidden;
+ * - `key: value` with a bare key: at the end of the line (of the quoted
+ *   string, when nested), so a value with spaces goes whole;
+ * - otherwise at the next space, `&`, `;` or `,` (a JSON value also at `}`
+ *   or `]`), and a scheme word takes its credential with it
+ *   (`api_key=Bearer x`).
+ *
+ * The quoted value of an ordinary key is text of its own and is sanitized
+ * again, two levels deep: a logfmt `msg="login pass=…"` loses the nested
+ * secret, the message stays.
+ *
+ * `key = value` with spaces around the `=` counts only at the start of a
+ * line: mid-line it is too often code or prose (`if token == nil`).
+ */
+
+import { hidesValue } from './keys.ts';
+import { REDACTED } from './shapes.ts';
+
+const MAX_NESTING = 2;
+
+/**
+ * A name, optionally quoted (also `\"` escaped, or a Ruby `:symbol`), and
+ * its separator. The name must start a word, so scanning stays linear.
+ */
+const KEY_AND_SEPARATOR =
+  /(?<![\w./\\])(\\?["']|:)?([A-Za-z_][\w./-]*)(\1)?([ \t]*)(=>|:=|:|=)([ \t]*)/g;
+
+/** One scanner per nesting level: a nested scan must not move its parent's. */
+const SCANNERS = Array.from(
+  { length: MAX_NESTING + 1 },
+  () => new RegExp(KEY_AND_SEPARATOR.source, 'g'),
+);
+
+/**
+ * A value that is already a redaction mark or a placeholder (`${TOKEN}`,
+ * `<password>`, `[PASSWORD]`, `{{ .Values.x }}`, `XXXXXXXX`, empty), with or
+ * without a scheme word before it: left as it is.
+ */
+const ALREADY_REDACTED =
+  /^(?:(?:bearer|basic|token)[ \t]+)?(?:\[[A-Za-z_ -]*\]|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
+
+const SCHEME_THEN_CREDENTIAL =
+  /^(?:bearer|basic|digest|negotiate|token)[ \t]+[^\s"',;&]+/i;
+
+interface Quote {
+  open: string;
+  close: string;
+}
+
+function quoteAt(text: string, at: number): Quote | undefined {
+  const c = text[at];
+  if (c === '"' || c === "'") return { open: c, close: c };
+  if (c === '\\' && (text[at + 1] === '"' || text[at + 1] === "'")) {
+    const q = `\\${text[at + 1]}`;
+    return { open: q, close: q };
+  }
+  return undefined;
+}
+
+/** The end (exclusive) of a quoted string starting at `at`. */
+function quotedEnd(text: string, at: number, quote: Quote): number {
+  if (quote.open.length === 2) {
+    const close = text.indexOf(quote.close, at + 2);
+    const line = text.indexOf('\n', at);
+    if (close === -1 || (line !== -1 && line < close)) {
+      return line === -1 ? text.length : line;
+    }
+    return close + 2;
+  }
+  for (let i = at + 1; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '\\') i += 1;
+    else if (c === quote.close) return i + 1;
+    else if (c === '\n') return i;
+  }
+  return text.length;
+}
+
+function lineEnd(text: string, at: number): number {
+  const end = text.indexOf('\n', at);
+  return end === -1 ? text.length : end;
+}
+
+function untilAny(text: string, at: number, stops: RegExp): number {
+  stops.lastIndex = at;
+  return stops.exec(text)?.index ?? text.length;
+}
+
+const STOP_PAIR = /[\s&;,]/g;
+const STOP_JSON = /[\s,;}\]]/g;
+const STOP_RUBY = /[\s,;)}\]]/g;
+
+/** Whether only indentation (and `export `) stands before `at` on its line. */
+function startsLine(text: string, at: number): boolean {
+  const start = text.lastIndexOf('\n', at - 1) + 1;
+  return /^[ \t]*(?:export[ \t]+|-[ \t]+)?$/.test(text.slice(start, at));
+}
+
+/** Each quoted string inside hidden, or the whole content when none. */
+function redactDump(content: string): string {
+  let found = false;
+  const out = content.replace(
+    /(\\?")((?:\\(?!")|[^"\\])*?)\1/g,
+    (whole, q: string, inner: string) => {
+      found = true;
+      return ALREADY_REDACTED.test(inner) ? whole : `${q}${REDACTED}${q}`;
+    },
+  );
+  if (found) return out;
+  return ALREADY_REDACTED.test(content.trim()) ? content : REDACTED;
+}
+
+/**
+ * The closing bracket of a header dump, past quoted strings and
+ * `[REDACTED]` marks inside it; -1 when the line ends first.
+ */
+function dumpClose(text: string, from: number, closer: string): number {
+  for (let i = from; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '\n') return -1;
+    if (c === closer) return i;
+    if (text.startsWith(REDACTED, i)) i += REDACTED.length - 1;
+    else if (c === '"') i = quotedEnd(text, i, { open: '"', close: '"' }) - 1;
+    else if (c === '\\' && text[i + 1] === '"') {
+      i = quotedEnd(text, i, { open: '\\"', close: '\\"' }) - 1;
+    }
+  }
+  return -1;
+}
+
+interface Value {
+  end: number;
+  replacement: string | undefined;
+  /** The quoted content of an ordinary key, to sanitize again. */
+  nested?: { start: number; end: number };
+}
+
+/**
+ * Measures the value that starts at `start`, and what a secret name's value
+ * becomes.
+ */
+function measureValue(
+  text: string,
+  start: number,
+  separator: string,
+  keyQuoted: boolean,
+  enclosing: string | undefined,
+): Value {
+  const quote = quoteAt(text, start);
+  if (quote !== undefined) {
+    const end = quotedEnd(text, start, quote);
+    const closed = text.endsWith(quote.close, end) && end > start + 1;
+    const innerEnd = closed ? end - quote.close.length : end;
+    const inner = text.slice(start + quote.open.length, innerEnd);
+    return {
+      end,
+      replacement: ALREADY_REDACTED.test(inner)
+        ? undefined
+        : `${quote.open}${REDACTED}${closed ? quote.close : ''}`,
+      nested: { start: start + quote.open.length, end: innerEnd },
+    };
+  }
+  if (text.startsWith(REDACTED, start)) {
+    return { end: start + REDACTED.length, replacement: undefined };
+  }
+  const dump = /^(\[\]string\{|\[)/.exec(text.slice(start, start + 9));
+  if (dump !== null) {
+    const opener = dump[1] ?? '[';
+    const close = dumpClose(
+      text,
+      start + opener.length,
+      opener === '[' ? ']' : '}',
+    );
+    const end = close === -1 ? lineEnd(text, start) : close + 1;
+    const content = text.slice(
+      start + opener.length,
+      close === -1 ? end : close,
+    );
+    return {
+      end,
+      replacement: `${opener}${redactDump(content)}${close === -1 ? '' : text[close]}`,
+    };
+  }
+  let end: number;
+  if (separator === ':' && !keyQuoted) end = lineEnd(text, start);
+  else if (separator === ':') end = untilAny(text, start, STOP_JSON);
+  else if (separator === '=>') end = untilAny(text, start, STOP_RUBY);
+  else end = untilAny(text, start, STOP_PAIR);
+  // `-H "Token: x" -d …`: a pair inside a quoted string ends with it.
+  if (enclosing !== undefined) {
+    const close = text.indexOf(enclosing, start);
+    if (close !== -1 && close < end) end = close;
+  }
+  const scheme = SCHEME_THEN_CREDENTIAL.exec(text.slice(start, start + 4096));
+  if (scheme !== null) end = Math.max(end, start + scheme[0].length);
+  const value = text.slice(start, end);
+  return {
+    end,
+    replacement: ALREADY_REDACTED.test(value.trim()) ? undefined : REDACTED,
+  };
+}
+
+/** `key: value`, `key=value`, JSON, `=>` and `:=` pairs, nested values too. */
+export function redactPairs(text: string, depth = 0): string {
+  const scan = SCANNERS[depth] ?? new RegExp(KEY_AND_SEPARATOR.source, 'g');
+  scan.lastIndex = 0;
+  let out = '';
+  let copied = 0;
+  for (let match = scan.exec(text); match !== null; match = scan.exec(text)) {
+    const [whole, keyQuote = '', key = '', closing, before = '', separator] =
+      match;
+    const start = match.index + whole.length;
+    const keyQuoted =
+      keyQuote !== '' && keyQuote !== ':' && closing !== undefined;
+    if (separator === undefined || start >= text.length) continue;
+    // `a == b` in code.
+    if (separator === '=' && text[start] === '=') continue;
+    // `x password = y` mid-line is too often prose or code.
+    if (
+      before !== '' &&
+      !keyQuoted &&
+      (separator === '=' || separator === ':=') &&
+      !startsLine(text, match.index)
+    ) {
+      continue;
+    }
+    const enclosing =
+      keyQuote !== '' && keyQuote !== ':' && !keyQuoted ? keyQuote : undefined;
+    const value = measureValue(text, start, separator, keyQuoted, enclosing);
+    const shown = value.nested
+      ? text.slice(value.nested.start, value.nested.end)
+      : text.slice(start, value.end);
+    if (hidesValue(key, shown)) {
+      if (value.replacement !== undefined) {
+        out += text.slice(copied, start) + value.replacement;
+        copied = value.end;
+      }
+      scan.lastIndex = Math.max(value.end, start);
+      continue;
+    }
+    if (value.nested !== undefined && depth < MAX_NESTING) {
+      const { start: innerStart, end: innerEnd } = value.nested;
+      out +=
+        text.slice(copied, innerStart) +
+        redactPairs(text.slice(innerStart, innerEnd), depth + 1);
+      copied = innerEnd;
+      scan.lastIndex = value.end;
+    }
+  }
+  return out + text.slice(copied);
+}
+
+/** `password%3Dx`, `token%3A%20x`: URL-encoded pairs. */
+const ENCODED_PAIR =
+  /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)(%3[Dd]|%3[Aa](?:%20|\+)*)((?:(?!%26|%2[Cc]|%3[Bb]|%20)[^\s&"',;])+)/g;
+
+export function redactEncodedPairs(text: string): string {
+  if (!text.includes('%3')) return text;
+  return text.replace(
+    ENCODED_PAIR,
+    (whole, rawKey: string, separator: string, value: string, at: number) => {
+      // `%26password%3D…`: the `26` belongs to the escape before the name.
+      const key = at > 0 && text[at - 1] === '%' ? rawKey.slice(2) : rawKey;
+      if (ALREADY_REDACTED.test(value)) return whole;
+      const decoded = value.replace(/%[0-9A-Fa-f]{2}/g, ' ');
+      if (!hidesValue(key, decoded)) return whole;
+      return `${rawKey}${separator}${REDACTED}`;
+    },
+  );
+}
+
+/**
+ * Secret flags in the space form. The flag's last `-`/`_` segment decides
+ * (keys.ts): --token x, --db-password x and --client-secret x lose their
+ * value, --token-ttl 5 and --password-file /p keep it.
+ */
+const FLAG_SPACE_FORM =
+  /(^|\s)(--?[A-Za-z][\w-]*)([ \t]+)(?!-)(?!\[REDACTED\])((?:[Bb]earer|[Bb]asic)[ \t]+\S+|"[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
+
+/**
+ * `curl -u user:password`, `--user`, `--proxy-user`: the password after the
+ * first colon, unless it is a placeholder (`<user:password>`, `${P}`).
+ */
+const USER_FLAG =
+  /(^|\s)(-u|-U|--user|--proxy-user)([ \t]+|=)(?:(["'])([^"'\n:]*):([^"'\n]*)\4|([^\s"':]*):(["']?)([^\s"']+)\8(?=\s|$))/g;
+
+const MAY_HOLD_USER_FLAG = /(?:^|\s)(?:-[uU]|--(?:proxy-)?user)[\s=]/;
+
+export function redactUserFlags(text: string): string {
+  if (!MAY_HOLD_USER_FLAG.test(text)) return text;
+  return text.replace(USER_FLAG, (whole, ...groups: (string | undefined)[]) => {
+    const [lead, flag, gap, q, qUser, qSecret, user, sq, secret] = groups;
+    const name = qUser ?? user ?? '';
+    const password = qSecret ?? secret ?? '';
+    if (name.startsWith('<') || name.startsWith('$')) return whole;
+    if (ALREADY_REDACTED.test(password)) return whole;
+    const shown =
+      q !== undefined
+        ? `${q}${name}:${REDACTED}${q}`
+        : `${name}:${sq}${REDACTED}${sq}`;
+    return `${lead}${flag}${gap}${shown}`;
+  });
+}
+
+export function redactFlags(text: string): string {
+  if (!text.includes('-')) return text;
+  return text.replace(
+    FLAG_SPACE_FORM,
+    (whole, lead: string, flag: string, gap: string, value: string) => {
+      if (!hidesValue(flag.replace(/^-+/, ''), value)) return whole;
+      const quote = value[0];
+      const quoted = (quote === '"' || quote === "'") && value.length > 1;
+      return `${lead}${flag}${gap}${quoted ? `${quote}${REDACTED}${quote}` : REDACTED}`;
+    },
+  );
+}

@@ -1,0 +1,158 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sanitizeMessage } from '../../../shared/sanitize/secrets.ts';
+
+/**
+ * The spec's key words, written out here on purpose rather than imported:
+ * the property holds the sanitizer to the spec's list, not to itself.
+ */
+const SECRET_WORDS = (
+  'password passwd pwd passphrase pass secret apikey api_key access_key ' +
+  'private_key credential credentials token auth authorization bearer ' +
+  'session cookie'
+).split(' ');
+const PREFIXES = ['', 'db', 'client', 'x', 'github', 'my_app', 'AWS'];
+
+function styled(words: string[], style: number): string {
+  const parts = words.flatMap((w) => w.split('_')).filter((w) => w !== '');
+  switch (style) {
+    case 0:
+      return parts.join('_');
+    case 1:
+      return parts.join('-');
+    case 2:
+      return parts.join('.');
+    case 3:
+      return parts.join('_').toUpperCase();
+    default:
+      return parts
+        .map((p, i) => (i === 0 ? p : p[0]?.toUpperCase() + p.slice(1)))
+        .join('');
+  }
+}
+
+const secretKey = fc
+  .tuple(
+    fc.constantFrom(...PREFIXES),
+    fc.constantFrom(...SECRET_WORDS),
+    fc.integer({ min: 0, max: 4 }),
+  )
+  .map(([prefix, word, style]) =>
+    styled([prefix, word].filter(Boolean), style),
+  );
+
+/**
+ * A planted value: never an obvious non-secret (it mixes letters and
+ * digits), never a placeholder.
+ */
+const plantedValue = fc
+  .tuple(
+    fc.stringMatching(/^[A-Za-z][A-Za-z0-9!@%^*+~_]{4,24}$/),
+    fc.integer({ min: 0, max: 999 }),
+  )
+  .map(([text, n]) => `${text}${n}Q`);
+
+const filler = fc.constantFrom(
+  '',
+  'level=info msg=started ',
+  'INFO connecting to db ',
+  '2026-10-01T11:00:00Z ',
+  'exec /app/run ',
+);
+
+const line = fc
+  .tuple(
+    filler,
+    secretKey,
+    plantedValue,
+    fc.integer({ min: 0, max: 7 }),
+    filler,
+  )
+  .map(([before, key, value, shape, after]) => {
+    const flag = key.replace(/[._]/g, '-');
+    const shapes = [
+      `${key}=${value}`,
+      `${key}: ${value}`,
+      `${key}="${value}"`,
+      `{"${key}":"${value}","user":"bob"}`,
+      `{\\"${key}\\":\\"${value}\\"}`,
+      `--${flag} ${value}`,
+      `--${flag}=${value}`,
+      `'${key}' => '${value}'`,
+    ];
+    return { text: `${before}${shapes[shape]} ${after}`.trim(), value };
+  });
+
+describe('sanitizeMessage properties', () => {
+  it('never shows a value planted under a secret key word', () => {
+    fc.assert(
+      fc.property(line, ({ text, value }) => {
+        // Act
+        const sanitized = sanitizeMessage(text);
+
+        // Assess
+        expect(sanitized).not.toContain(value);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('changes nothing more when run twice, on generated lines', () => {
+    fc.assert(
+      fc.property(line, ({ text }) => {
+        // Act
+        const once = sanitizeMessage(text);
+
+        // Assess
+        expect(sanitizeMessage(once)).toBe(once);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('changes nothing more when run twice, on arbitrary text', () => {
+    const pieces = fc.constantFrom(
+      'password',
+      'token',
+      'Bearer ',
+      'Basic ',
+      '=',
+      ': ',
+      '"',
+      "'",
+      '\\"',
+      '[',
+      ']',
+      '{',
+      '}',
+      '%3D',
+      '%26',
+      ' --',
+      '-u ',
+      '://',
+      '@',
+      '\n',
+      'eyJhbGciOiJI.eyJzdWIiOi.abc',
+      'xoxb-12345678',
+      'k9Xb2LmQ7vRt4ZpW8sYc3NhJ',
+      '[REDACTED]',
+      '=>',
+      ',',
+      ';',
+      '&',
+    );
+    const text = fc
+      .array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 30 })
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (input) => {
+        // Act
+        const once = sanitizeMessage(input);
+
+        // Assess
+        expect(sanitizeMessage(once)).toBe(once);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
