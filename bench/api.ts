@@ -43,7 +43,7 @@ import { startApiServer } from '../infra/local/api-server.ts';
 import { AccessContext } from '../shared/auth/access.ts';
 import { listGrants } from '../shared/auth/grants.ts';
 import { signLocalToken } from '../shared/auth/local-jwt.ts';
-import { parseClusterListQuery } from '../shared/clusters/list-query.ts';
+import { clusterListQuery } from '../shared/clusters/list-query.ts';
 import { listClusters } from '../shared/clusters/repo.ts';
 import { getClusterSummary } from '../shared/clusters/summary.ts';
 import { getConfig } from '../shared/config.ts';
@@ -55,7 +55,7 @@ import {
   type Row,
 } from '../shared/db/pool.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
-import { parseQueryString } from '../shared/http/query.ts';
+import { parseQueryString, readRouteQuery } from '../shared/http/query.ts';
 import { listPods } from '../shared/inventory/lists.ts';
 import { listNamespaceUsage } from '../shared/inventory/namespaces.ts';
 import { listNodeCapacity } from '../shared/inventory/nodes.ts';
@@ -394,7 +394,10 @@ async function explainReads(db: Db, clusterIds: readonly string[]) {
 
   for (const perPage of [20, 100]) {
     current = `clusters include=capacity, per_page=${perPage}`;
-    const q = parseClusterListQuery(`include=capacity&per_page=${perPage}`);
+    const q = readRouteQuery(
+      `include=capacity&per_page=${perPage}`,
+      clusterListQuery,
+    );
     await listClusters(rec, scope, [q.filter], q.paging, {
       healthCounts: q.includeCapacity,
     });

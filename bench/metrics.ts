@@ -5,22 +5,20 @@
  *
  * Prints, for one cluster, p50/p99 of each of the ten queries over 24 hours
  * and over 7 days: the store's own time (the same PromQL sent straight to
- * VictoriaMetrics) and the route's (GET through the local API server:
- * authentication, the cluster and grants read, validation, the store,
- * shaping); then what writing a large cluster's series after a sync costs.
+ * VictoriaMetrics) and the metrics read's (validation, the selector, the
+ * store, ranking and shaping); then what writing a large cluster's series
+ * after a sync costs.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer } from '../infra/local/api-server.ts';
-import { signLocalToken } from '../shared/auth/local-jwt.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
 import { writeSnapshotSeries } from '../shared/metrics/after-sync.ts';
-import { setMetricsStore } from '../shared/metrics/context.ts';
 import { metricsHttp } from '../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../shared/metrics/params.ts';
 import { selectorOf } from '../shared/metrics/queries.ts';
+import { readClusterMetrics } from '../shared/metrics/read.ts';
 import { prometheusStore } from '../shared/metrics/store.ts';
 import { spawnVictoriaMetrics } from '../shared/metrics/victoria-metrics.ts';
 import { seriesWriter } from '../shared/metrics/writer.ts';
@@ -28,7 +26,6 @@ import {
   insertClient,
   insertCluster,
   insertEnvironment,
-  insertGrant,
 } from '../test/helpers/api-fixtures.ts';
 import { benchDatabase } from './common.ts';
 
@@ -40,7 +37,10 @@ const MINUTE = 60_000;
 const say = (line: string) => console.log(line);
 
 function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  const index = Math.min(
+    sorted.length - 1,
+    Math.ceil((p / 100) * sorted.length) - 1,
+  );
   return sorted[Math.max(0, index)] ?? Number.NaN;
 }
 
@@ -63,7 +63,10 @@ function clusterSeries(
   start: number,
   points: number,
 ): string {
-  const timestamps = Array.from({ length: points }, (_, i) => start + i * MINUTE);
+  const timestamps = Array.from(
+    { length: points },
+    (_, i) => start + i * MINUTE,
+  );
   const ids = { cluster_id: clusterId, environment_id: environmentId };
   const lines: string[] = [];
   const add = (
@@ -80,21 +83,38 @@ function clusterSeries(
     );
   };
   for (let n = 0; n < 3; n++) {
-    add('node_cpu_usage_ratio', { node: `node-${n}` }, (i) => ((i + n * 7) % 100) / 100);
+    add(
+      'node_cpu_usage_ratio',
+      { node: `node-${n}` },
+      (i) => ((i + n * 7) % 100) / 100,
+    );
   }
   for (const namespace of ['shop', 'db']) {
     for (let p = 0; p < 2; p++) {
-      const pod = { namespace, pod: `web-${p}`, workload: 'web', workload_kind: 'Deployment' };
+      const pod = {
+        namespace,
+        pod: `web-${p}`,
+        workload: 'web',
+        workload_kind: 'Deployment',
+      };
       add('pod_cpu_usage_ratio', pod, (i) => ((i + p) % 50) / 100);
       add('pod_memory_working_set_bytes', pod, (i) => 1e8 + ((i * 4096) % 1e7));
-      add('container_restarts_total', { ...pod, container: 'app' }, (i) => Math.floor(i / 500));
+      add('container_restarts_total', { ...pod, container: 'app' }, (i) =>
+        Math.floor(i / 500),
+      );
     }
     for (const type of ['desired', 'ready']) {
-      add('k8s_workload_replicas', { namespace, workload: 'web', workload_kind: 'Deployment', type }, () => 2);
+      add(
+        'k8s_workload_replicas',
+        { namespace, workload: 'web', workload_kind: 'Deployment', type },
+        () => 2,
+      );
     }
   }
   for (const phase of ['Running', 'Pending']) {
-    add('kubelet_pods', { node: 'node-0', phase }, (i) => (phase === 'Running' ? 40 + (i % 3) : i % 2));
+    add('kubelet_pods', { node: 'node-0', phase }, (i) =>
+      phase === 'Running' ? 40 + (i % 3) : i % 2,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -109,11 +129,14 @@ try {
   const clusterIds: string[] = [];
   for (let c = 0; c < CLUSTERS; c++) {
     clusterIds.push(
-      await insertCluster(db, { clientId, environmentId, name: `cluster-${c}`, status: 'healthy' }),
+      await insertCluster(db, {
+        clientId,
+        environmentId,
+        name: `cluster-${c}`,
+        status: 'healthy',
+      }),
     );
   }
-  const email = 'bench@example.test';
-  await insertGrant(db, { email, role: 'operator', clientId, environmentId: null });
 
   // Seed ------------------------------------------------------------------
   const points = DAYS * 24 * 60;
@@ -124,31 +147,34 @@ try {
   for (const clusterId of clusterIds) {
     const body = clusterSeries(clusterId, environmentId, start, points);
     series += body.split('\n').length - 1;
-    const response = await fetch(`${vm.url}/api/v1/import`, { method: 'POST', body });
-    if (!response.ok) throw new Error(`import: ${response.status} ${await response.text()}`);
+    const response = await fetch(`${vm.url}/api/v1/import`, {
+      method: 'POST',
+      body,
+    });
+    if (!response.ok)
+      throw new Error(`import: ${response.status} ${await response.text()}`);
   }
   await vm.flush();
   say(
-    `seeded ${CLUSTERS} clusters × ${DAYS} d at 1 min: ${series} series, ${(series * points / 1e6).toFixed(1)} M samples in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+    `seeded ${CLUSTERS} clusters × ${DAYS} d at 1 min: ${series} series, ${((series * points) / 1e6).toFixed(1)} M samples in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
   );
 
   // Route vs store --------------------------------------------------------
   const store = prometheusStore({ baseUrl: vm.url, http: metricsHttp() });
-  setMetricsStore(store);
-  const apiDir = await mkdtemp(join(tmpdir(), 'bench-api-'));
-  const api = await startApiServer({ port: 0, db, dataDir: apiDir });
-  const token = await signLocalToken(api.jwtKey, { email, sub: `bench:${email}`, ttlSeconds: 3600 });
   const target = clusterIds[0] as string;
   const cluster = { id: target, environment_id: environmentId };
   const filters: Record<string, string> = {
     cpu_by_workload: '&namespace=shop',
     cpu_by_pod: '&namespace=shop&workload=web&workload_kind=Deployment',
     memory_by_pod: '&namespace=shop&workload=web&workload_kind=Deployment',
-    restarts_by_workload: '&namespace=shop&workload=web&workload_kind=Deployment',
+    restarts_by_workload:
+      '&namespace=shop&workload=web&workload_kind=Deployment',
     replicas: '&namespace=shop&workload=web&workload_kind=Deployment',
   };
   say('');
-  say('query                  range   store p50/p99 ms   route p50/p99 ms   route − store p50');
+  say(
+    'query                  range   store p50/p99 ms   read p50/p99 ms    read − store p50',
+  );
   for (const [label, rangeMs] of [
     ['24h', 24 * 3_600_000],
     ['7d', 7 * 24 * 3_600_000 - MINUTE],
@@ -178,7 +204,11 @@ try {
         }),
         step,
       );
-      const range = { start: Math.ceil((end - rangeMs) / 1000 / step) * step, end: end / 1000, step };
+      const range = {
+        start: Math.ceil((end - rangeMs) / 1000 / step) * step,
+        end: end / 1000,
+        step,
+      };
       // The store's own work: the one query, or the step's average and peak.
       const storeOnly = () =>
         query.perStep || step <= 60
@@ -189,30 +219,32 @@ try {
               ),
             );
       const storeTimes = await timed(RUNS, storeOnly);
-      const routeTimes = await timed(RUNS, async () => {
-        const response = await fetch(`${api.url}/api/v1/clusters/${cluster.id}/metrics/${name}?${qs}`, {
-          headers: { authorization: `Bearer ${token}` },
-        });
-        const body = (await response.json()) as { data?: { series: unknown[] } };
-        if (response.status !== 200 || !body.data) throw new Error(`${name}: ${response.status}`);
-      });
+      const routeTimes = await timed(RUNS, () =>
+        readClusterMetrics(store, cluster, parseMetricsRequest(name, qs)),
+      );
       say(
         `${name.padEnd(22)} ${label.padEnd(7)} ${`${storeTimes.p50.toFixed(1)} / ${storeTimes.p99.toFixed(1)}`.padEnd(18)} ${`${routeTimes.p50.toFixed(1)} / ${routeTimes.p99.toFixed(1)}`.padEnd(18)} ${(routeTimes.p50 - storeTimes.p50).toFixed(1)}`,
       );
     }
   }
-  await api.close();
-  await rm(apiDir, { recursive: true, force: true });
 
   // Series written after a sync --------------------------------------------
-  const inventory = generateInventory({ size: 'large', seed: 'bench-metrics', agentId: randomUUID() });
+  const inventory = generateInventory({
+    size: 'large',
+    seed: 'bench-metrics',
+    agentId: randomUUID(),
+  });
   const writer = seriesWriter({
     url: `${vm.url}/api/v1/write`,
     format: 'remote_write',
     http: metricsHttp(),
     timeoutMs: 2_000,
   });
-  const committed = { clusterId: randomUUID(), environmentId, snapshotAt: new Date() };
+  const committed = {
+    clusterId: randomUUID(),
+    environmentId,
+    snapshotAt: new Date(),
+  };
   const write = await timed(10, async () => {
     committed.snapshotAt = new Date(committed.snapshotAt.getTime() + MINUTE);
     const outcome = await writeSnapshotSeries(writer, inventory, committed);
@@ -223,7 +255,6 @@ try {
     `series write after sync, large cluster (${inventory.nodes?.length} nodes, ${inventory.pods?.length} pods): p50 ${write.p50.toFixed(1)} ms, p99 ${write.p99.toFixed(1)} ms`,
   );
 } finally {
-  setMetricsStore('reset');
   await database.close();
   await vm.stop();
   await rm(dir, { recursive: true, force: true });

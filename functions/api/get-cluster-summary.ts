@@ -1,10 +1,11 @@
 /** GET /api/v1/clusters/{clusterID}/summary: the cluster's health digest. */
-import { getClusterSummary } from '../../shared/clusters/summary.ts';
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
 
-export const handler = clusterReadHandler(
+import { getClusterSummary } from '../../shared/clusters/summary.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
+
+export const handler = apiHandler(
   'get-cluster-summary',
-  async ({ db }, cluster) => ({
+  async ({ db, cluster }) => ({
     data: await getClusterSummary(db, cluster.id),
   }),
 );

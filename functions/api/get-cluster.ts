@@ -1,9 +1,6 @@
 /** GET /api/v1/clusters/{clusterID}: the full cluster record. */
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
 
-export const handler = clusterReadHandler(
-  'get-cluster',
-  async (_, cluster) => ({
-    data: cluster,
-  }),
-);
+export const handler = apiHandler('get-cluster', async ({ cluster }) => ({
+  data: cluster,
+}));

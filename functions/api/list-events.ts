@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/events: the last 24 hours, newest first. */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listEvents } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-events',
-  ({ db, event }, cluster) =>
-    listEvents(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-events', ({ db, cluster, query }) =>
+  readList(db, LISTS.events, cluster.id, query),
 );

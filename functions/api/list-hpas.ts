@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/hpas */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listHpas } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-hpas',
-  ({ db, event }, cluster) =>
-    listHpas(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-hpas', ({ db, cluster, query }) =>
+  readList(db, LISTS.hpas, cluster.id, query),
 );

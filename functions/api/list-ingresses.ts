@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/ingresses */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listIngresses } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-ingresses',
-  ({ db, event }, cluster) =>
-    listIngresses(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-ingresses', ({ db, cluster, query }) =>
+  readList(db, LISTS.ingresses, cluster.id, query),
 );

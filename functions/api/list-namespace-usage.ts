@@ -1,9 +1,7 @@
 /** GET /api/v1/clusters/{clusterID}/namespaces/usage: requests, limits and pods per namespace. */
-
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
 import { listNamespaceUsage } from '../../shared/inventory/namespaces.ts';
 
-export const handler = clusterReadHandler(
-  'list-namespace-usage',
-  ({ db }, cluster) => listNamespaceUsage(db, cluster.id),
+export const handler = apiHandler('list-namespace-usage', ({ db, cluster }) =>
+  listNamespaceUsage(db, cluster.id),
 );

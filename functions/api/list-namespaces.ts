@@ -1,9 +1,7 @@
 /** GET /api/v1/clusters/{clusterID}/namespaces: every namespace with its counts. */
-
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
 import { listNamespaces } from '../../shared/inventory/namespaces.ts';
 
-export const handler = clusterReadHandler(
-  'list-namespaces',
-  ({ db }, cluster) => listNamespaces(db, cluster.id),
+export const handler = apiHandler('list-namespaces', ({ db, cluster }) =>
+  listNamespaces(db, cluster.id),
 );

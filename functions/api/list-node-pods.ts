@@ -1,15 +1,13 @@
 /** GET /api/v1/clusters/{clusterID}/nodes/{nodeID}/pods: the node's pods. */
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listNodePods } from '../../shared/inventory/nodes.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-export const handler = clusterReadHandler(
+export const handler = apiHandler(
   'list-node-pods',
-  ({ db, event }, cluster) =>
-    listNodePods(
-      db,
-      cluster.id,
-      event.pathParameters?.nodeID ?? '',
-      parseQueryString(event.rawQueryString),
-    ),
+  ({ db, cluster, query, event }) =>
+    readList(db, LISTS.pods, cluster.id, {
+      ...query,
+      scope: { name: 'node', id: event.pathParameters?.nodeID ?? '' },
+    }),
 );

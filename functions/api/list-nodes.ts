@@ -1,8 +1,7 @@
 /** GET /api/v1/clusters/{clusterID}/nodes: every node of the cluster. */
-
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
 import { listNodes } from '../../shared/inventory/nodes.ts';
 
-export const handler = clusterReadHandler('list-nodes', ({ db }, cluster) =>
+export const handler = apiHandler('list-nodes', ({ db, cluster }) =>
   listNodes(db, cluster.id),
 );

@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/pods: filters namespace, phase; q; sort; paged. */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listPods } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-pods',
-  ({ db, event }, cluster) =>
-    listPods(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-pods', ({ db, cluster, query }) =>
+  readList(db, LISTS.pods, cluster.id, query),
 );

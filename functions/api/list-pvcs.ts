@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/pvcs */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listPvcs } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-pvcs',
-  ({ db, event }, cluster) =>
-    listPvcs(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-pvcs', ({ db, cluster, query }) =>
+  readList(db, LISTS.pvcs, cluster.id, query),
 );

@@ -1,11 +1,10 @@
 /** GET /api/v1/clusters/{clusterID}/resource-quotas */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listResourceQuotas } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
+export const handler = apiHandler(
   'list-resource-quotas',
-  ({ db, event }, cluster) =>
-    listResourceQuotas(db, cluster.id, parseQueryString(event.rawQueryString)),
+  ({ db, cluster, query }) =>
+    readList(db, LISTS['resource-quotas'], cluster.id, query),
 );

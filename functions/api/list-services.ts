@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/services */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listServices } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-services',
-  ({ db, event }, cluster) =>
-    listServices(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-services', ({ db, cluster, query }) =>
+  readList(db, LISTS.services, cluster.id, query),
 );

@@ -1,15 +1,13 @@
 /** GET /api/v1/clusters/{clusterID}/workloads/{workloadID}/pods: its pods. */
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listWorkloadPods } from '../../shared/inventory/workloads.ts';
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-export const handler = clusterReadHandler(
+export const handler = apiHandler(
   'list-workload-pods',
-  ({ db, event }, cluster) =>
-    listWorkloadPods(
-      db,
-      cluster.id,
-      event.pathParameters?.workloadID ?? '',
-      parseQueryString(event.rawQueryString),
-    ),
+  ({ db, cluster, query, event }) =>
+    readList(db, LISTS.pods, cluster.id, {
+      ...query,
+      scope: { name: 'workload', id: event.pathParameters?.workloadID ?? '' },
+    }),
 );

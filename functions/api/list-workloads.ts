@@ -1,11 +1,8 @@
 /** GET /api/v1/clusters/{clusterID}/workloads: filters namespace, kind; q; sort; paged. */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { readList } from '../../shared/inventory/list.ts';
+import { LISTS } from '../../shared/inventory/lists.ts';
 
-import { clusterReadHandler } from '../../shared/http/cluster-access.ts';
-import { parseQueryString } from '../../shared/http/query.ts';
-import { listWorkloads } from '../../shared/inventory/lists.ts';
-
-export const handler = clusterReadHandler(
-  'list-workloads',
-  ({ db, event }, cluster) =>
-    listWorkloads(db, cluster.id, parseQueryString(event.rawQueryString)),
+export const handler = apiHandler('list-workloads', ({ db, cluster, query }) =>
+  readList(db, LISTS.workloads, cluster.id, query),
 );

@@ -19,7 +19,11 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { routes } from '../../shared/http/routes.ts';
+import {
+  permissionsOf,
+  type RouteDefinition,
+  routes,
+} from '../../shared/http/routes.ts';
 import type { MetricsStoreRef } from '../constructs/metrics-store.ts';
 import {
   type DatabaseLogin,
@@ -122,7 +126,8 @@ export class ApiStack extends Stack {
       JWT_AUDIENCE: audience.valueAsString,
     };
 
-    for (const route of routes) {
+    // Typed as any entry may be: the table's own types name only its routes.
+    for (const route of routes as readonly RouteDefinition[]) {
       const id = routeId(route);
       const fn = new ServiceFunction(this, id, {
         entry: `functions/api/${route.name}.ts`,
@@ -137,7 +142,7 @@ export class ApiStack extends Stack {
         logRetention: parameters.logRetentionDays as logs.RetentionDays,
         environment,
       }).bindDatabase(props.reader);
-      if (route.permissions.includes('metrics:read')) {
+      if (permissionsOf(route.access).includes('metrics:read')) {
         fn.bindMetricsReader(props.metricsStore);
       }
       this.routeFunctions.set(route.name, fn);
@@ -149,7 +154,8 @@ export class ApiStack extends Stack {
           apigw.HttpMethod[route.method],
         ),
         integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-        authorizer,
+        // A public entry (shared/http/routes.ts) takes no JWT.
+        ...(route.access.shape !== 'public' && { authorizer }),
       });
     }
 

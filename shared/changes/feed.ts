@@ -9,7 +9,14 @@ import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
+import {
+  kindField,
+  namespaceField,
+  objectNameField,
+  patternField,
+  timeField,
+  uuidField,
+} from '../http/fields.ts';
 import {
   offsetOf,
   type PageMeta,
@@ -18,13 +25,7 @@ import {
   pagingFields,
   pagingOf,
 } from '../http/paging.ts';
-import {
-  DNS_1123_LABEL,
-  DNS_1123_SUBDOMAIN,
-  isRfc3339Time,
-  KIND_NAME,
-} from '../http/patterns.ts';
-import { parseQuery } from '../http/query.ts';
+import type { RouteQuery } from '../http/query.ts';
 
 const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
 const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
@@ -34,42 +35,31 @@ export const CHANGES_MAX_PER_PAGE = 200;
 /** Without `from`, the feed reads this far back from `to`. */
 const DEFAULT_WINDOW_MS = 7 * 24 * 3_600_000;
 
-const rfc3339 = (name: string) =>
-  z
-    .string()
-    .refine(isRfc3339Time, `${name} must be an RFC 3339 time`)
-    .transform((v) => new Date(v));
-
-const pattern = (name: string, re: RegExp, rule: string) =>
-  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
-
 const feedSchema = z.object({
-  cluster_id: z.string().refine(isUuid, 'cluster_id must be a UUID').optional(),
-  namespace: pattern(
-    'namespace',
-    DNS_1123_LABEL,
-    'a DNS-1123 label',
-  ).optional(),
-  workload: pattern(
-    'workload',
-    DNS_1123_SUBDOMAIN,
-    'a DNS-1123 subdomain',
-  ).optional(),
-  kind: pattern(
-    'kind',
-    KIND_NAME,
-    'a Kubernetes kind such as Deployment',
-  ).optional(),
-  event_type: pattern(
+  cluster_id: uuidField('cluster_id').optional(),
+  namespace: namespaceField().optional(),
+  workload: objectNameField('workload').optional(),
+  kind: kindField().optional(),
+  event_type: patternField(
     'event_type',
     EVENT_TYPE,
     'an event type such as workload_changed',
   ).optional(),
-  source: pattern('source', SOURCE, 'a source such as k8s-config').optional(),
-  from: rfc3339('from').optional(),
-  to: rfc3339('to').optional(),
+  source: patternField(
+    'source',
+    SOURCE,
+    'a source such as k8s-config',
+  ).optional(),
+  from: timeField('from').optional(),
+  to: timeField('to').optional(),
   ...pagingFields(CHANGES_MAX_PER_PAGE),
 });
+
+/** The route table's query of the feed: every error is 400 bad_request. */
+export const changeFeedQuery = {
+  schema: feedSchema,
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
 
 export interface ChangeFeedQuery {
   clusterId?: string | undefined;
@@ -83,12 +73,14 @@ export interface ChangeFeedQuery {
   paging: Paging;
 }
 
-/** Validates the feed's parameters; unknown or repeated ones are a 400. */
-export function parseChangeFeedQuery(
-  rawQueryString: string | undefined,
+/**
+ * The checks across parameters (workload needs namespace, from before to)
+ * and the defaults, over the values the route's schema read.
+ */
+export function changeFeedQueryOf(
+  q: z.output<typeof feedSchema>,
   now: Date = new Date(),
 ): ChangeFeedQuery {
-  const q = parseQuery(rawQueryString, feedSchema, { rejectUnknown: true });
   if (q.workload && !q.namespace) {
     throw new ValidationError(
       'workload needs namespace: a workload name is unique only within its namespace',

@@ -9,6 +9,7 @@ import {
   narrowScopeToClient,
   type Scope,
 } from '../auth/access.ts';
+import type { Permission } from '../auth/permissions.ts';
 import type { Db } from '../db/pool.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { isUuid } from '../http/ids.ts';
@@ -27,20 +28,21 @@ export async function listClusterPage(
 }
 
 /**
- * The assets:read scope inside the path's client. The caller must hold
- * assets:read somewhere in that client (client-wide or on one of its
- * environments), else 403; an id that is not a UUID names nothing (404).
+ * The scope of `permission` inside the path's client. The caller must hold
+ * it somewhere in that client (client-wide or on one of its environments),
+ * else 403; an id that is not a UUID names nothing (404).
  */
 export function clientReadScope(
   access: AccessContext,
   clientId: string | undefined,
+  permission: Permission,
 ): { clientId: string; scope: Scope } {
   if (!isUuid(clientId)) throw new NotFoundError('client not found');
-  if (!access.canInClient('assets:read', clientId)) {
-    throw new ForbiddenError('missing assets:read on the client');
+  if (!access.canInClient(permission, clientId)) {
+    throw new ForbiddenError(`missing ${permission} on the client`);
   }
   return {
     clientId,
-    scope: narrowScopeToClient(access.scopeFor('assets:read'), clientId),
+    scope: narrowScopeToClient(access.scopeFor(permission), clientId),
   };
 }

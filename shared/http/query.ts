@@ -14,7 +14,7 @@
  * `%ED%A0%80`) replaced by U+FFFD. A value holding U+FFFD is then refused as
  * invalid UTF-8 wherever it is read: no parameter of this API can hold one.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InvalidParamError, ValidationError } from '../errors.ts';
 
 /**
@@ -84,6 +84,96 @@ export function readValue(
   return value;
 }
 
+/** The spec's 400 codes for a parameter. */
+export type ParamErrorCode = 'bad_request' | 'invalid_param';
+
+/**
+ * A route's parameters: one zod object over the values as received (each a
+ * string), optionally piped into the shape the handler reads.
+ */
+export type QuerySchema = z.ZodObject | z.ZodPipe<z.ZodObject, z.ZodType>;
+
+/**
+ * What a route table entry says about its query string. Every route has one
+ * (NO_PARAMETERS when it takes none); readRouteQuery reads it.
+ */
+export interface RouteQuery<S extends QuerySchema = QuerySchema> {
+  readonly schema: S;
+  /** The spec's code for a parameter the route does not know. */
+  readonly unknownParam: ParamErrorCode;
+  /**
+   * Parameters whose repeated or bad values are 400 `invalid_param` (the
+   * resource lists' q and sort); the others' are `bad_request`.
+   */
+  readonly invalidParam?: readonly string[];
+}
+
+/** A route that takes no parameter: any one is a 400 bad_request. */
+export const NO_PARAMETERS = {
+  schema: z.object({}),
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
+
+/** What a route's handler reads: its schema's output. */
+export type QueryOf<Q extends RouteQuery> = z.output<Q['schema']>;
+
+/** The parameter object of a schema (the input side of a pipe). */
+export function parametersOf(schema: QuerySchema): z.ZodObject {
+  return schema instanceof z.ZodPipe ? schema.in : schema;
+}
+
+const ERROR_CLASSES: Record<ParamErrorCode, ParamErrorClass> = {
+  bad_request: ValidationError,
+  invalid_param: InvalidParamError,
+};
+
+/**
+ * The one reader of a route's query string, run after the access checks:
+ * an unknown parameter is refused (the route's `unknownParam` code, naming
+ * it), then each known one is read once (repeated and invalid UTF-8
+ * refused) and the schema validates them; the first failing parameter
+ * names the 400.
+ */
+export function readRouteQuery<Q extends RouteQuery>(
+  rawQueryString: string | undefined,
+  spec: Q,
+): QueryOf<Q> {
+  return readParams(parseQueryString(rawQueryString), spec, {
+    refuseUnknown: true,
+  });
+}
+
+/**
+ * readRouteQuery over parameters already split. Without `refuseUnknown`,
+ * parameters the schema does not know are ignored (domain functions called
+ * with a subset of a route's parameters).
+ */
+export function readParams<Q extends RouteQuery>(
+  params: QueryParams,
+  spec: Q,
+  options: { refuseUnknown?: boolean } = {},
+): QueryOf<Q> {
+  const known = Object.keys(parametersOf(spec.schema).shape);
+  if (options.refuseUnknown) {
+    const unknown = Object.keys(params).find((name) => !known.includes(name));
+    if (unknown !== undefined) {
+      const nameable = !isInvalidUtf8(unknown) && unknown.length <= 100;
+      throw new ERROR_CLASSES[spec.unknownParam](
+        nameable
+          ? `unknown query parameter ${unknown}`
+          : 'unknown query parameter',
+        { details: nameable ? { param: unknown } : {} },
+      );
+    }
+  }
+  const values: Record<string, string> = {};
+  for (const name of known) {
+    const value = readValue(params, name, errorClassOf(name, spec));
+    if (value !== undefined) values[name] = value;
+  }
+  return validateQuery(spec.schema, values, spec) as QueryOf<Q>;
+}
+
 export interface QueryOptions {
   /** Parameters the route reads; others are ignored unless refused below. */
   known: readonly string[];
@@ -93,7 +183,7 @@ export interface QueryOptions {
    * Parameters whose errors are 400 `invalid_param` rather than
    * `bad_request` (the spec's search and sort parameters, q and sort).
    */
-  invalidParam?: readonly string[];
+  invalidParam?: readonly string[] | undefined;
 }
 
 function errorClassOf(
@@ -106,67 +196,49 @@ function errorClassOf(
 }
 
 /**
- * The route's known parameters, each present at most once and valid UTF-8.
+ * The known parameters of a raw query string, each present at most once
+ * and valid UTF-8 (readParams with a bare list of names).
  */
 export function readQuery(
   rawQueryString: string | undefined,
   options: QueryOptions,
 ): Record<string, string> {
-  const params = parseQueryString(rawQueryString);
-  if (options.rejectUnknown) {
-    const unknown = Object.keys(params).find(
-      (name) => !options.known.includes(name),
-    );
-    if (unknown !== undefined) {
-      throw new ValidationError('unknown query parameter', {
-        details: isInvalidUtf8(unknown) ? {} : { param: unknown },
-      });
-    }
-  }
-  const values: Record<string, string> = {};
-  for (const name of options.known) {
-    const value = readValue(params, name, errorClassOf(name, options));
-    if (value !== undefined) values[name] = value;
-  }
-  return values;
-}
-
-/**
- * Reads the known parameters of `schema` and validates them; the first
- * failing parameter names the 400.
- */
-export function parseQuery<S extends z.ZodObject>(
-  rawQueryString: string | undefined,
-  schema: S,
-  options: Omit<QueryOptions, 'known'> = {},
-): z.output<S> {
-  const queryOptions = { ...options, known: Object.keys(schema.shape) };
-  return validateQuery(
-    schema,
-    readQuery(rawQueryString, queryOptions),
-    queryOptions,
+  const shape = Object.fromEntries(
+    options.known.map((name) => [name, z.string().optional()]),
   );
+  return readParams(
+    parseQueryString(rawQueryString),
+    {
+      schema: z.object(shape),
+      unknownParam: 'bad_request',
+      invalidParam: options.invalidParam,
+    },
+    { refuseUnknown: options.rejectUnknown ?? false },
+  ) as Record<string, string>;
 }
 
 /**
  * Validates parameter values already read against `schema`; the first
  * failing parameter names the 400 (`invalid_param` for those in
- * `options.invalidParam`, else `bad_request`).
+ * `options.invalidParam`, else `bad_request`). A custom issue's `params`
+ * join the error's details (the sort's allowed keys, the search's reason).
  */
-export function validateQuery<S extends z.ZodObject>(
+export function validateQuery<S extends QuerySchema>(
   schema: S,
   values: Readonly<Record<string, string | undefined>>,
   options: Pick<QueryOptions, 'invalidParam'> = {},
 ): z.output<S> {
   const result = schema.safeParse(values);
-  if (result.success) return result.data;
+  if (result.success) return result.data as z.output<S>;
   const issue = result.error.issues[0];
   const param = String(issue?.path[0] ?? '');
   const message = issue?.message ?? 'invalid value';
+  const extra =
+    issue?.code === 'custom' && issue.params !== undefined ? issue.params : {};
   const ErrorClass = errorClassOf(param, options);
   // The schemas' messages name their parameter; a generic one gets it.
   throw new ErrorClass(
     message.startsWith(param) ? message : `${param}: ${message}`,
-    { details: { param } },
+    { details: { param, ...extra } },
   );
 }

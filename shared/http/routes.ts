@@ -1,170 +1,346 @@
 /**
- * The route table: every API endpoint, listed once. The local server mounts
- * it, CDK builds one Lambda and one API Gateway route per entry from it, and
- * the tenant-isolation test walks it.
+ * The route table: every API endpoint, listed once, with who may call it and
+ * what it reads from the query string. The local server mounts it, CDK
+ * builds one Lambda and one API Gateway route per entry (no JWT authorizer
+ * on a public one), apiHandler runs each entry's access checks and reads its
+ * query, the tenant-isolation matrix and the unknown-parameter test walk it,
+ * and the OpenAPI document is generated from it.
  *
- * `name` is the entry file `functions/api/<name>.ts` and the function's id.
- * `permissions` is the route gate (RequireAnyPermissionInAnyScope): the caller
- * must hold one of them in some scope; handlers then check the cluster's own
- * client and environment.
+ * Adding a route, e.g. GET /api/v1/clusters/{clusterID}/metrics/{query} on
+ * metrics:read:
+ *
+ * 1. Its parameters: one zod object over the values as received (strings),
+ *    built from the shared fields (shared/http/fields.ts: namespaceField,
+ *    kindField, uuidField, timeField, ...; paging: pagingFields), kept in
+ *    the domain module with the code that uses them, as a RouteQuery:
+ *
+ *      export const metricsQuery = {
+ *        schema: z.object({ start: timeField('start'), ... }),
+ *        unknownParam: 'bad_request',   // the spec's code for this route
+ *      } as const satisfies RouteQuery;
+ *
+ *    Pipe the object (`.transform(...)`) when the handler wants another
+ *    shape. A route that takes no parameter uses NO_PARAMETERS.
+ * 2. An entry below: name, method, path, `access` and `query`:
+ *
+ *      route({
+ *        name: 'get-cluster-metrics',
+ *        method: 'GET',
+ *        path: `${cluster}/metrics/{query}`,
+ *        summary: 'One of the cluster metrics queries over a time range',
+ *        access: { shape: 'cluster', permission: 'metrics:read' },
+ *        query: metricsQuery,
+ *      }),
+ *
+ * 3. functions/api/get-cluster-metrics.ts, thin:
+ *
+ *      export const handler = apiHandler(
+ *        'get-cluster-metrics',
+ *        async ({ db, cluster, query, event }) => ({
+ *          data: await readMetrics(db, cluster, query, event.pathParameters?.query),
+ *        }),
+ *      );
+ *
+ *    By the time it runs, the access checks of the entry's shape passed and
+ *    `query` is its schema's output; it names no permission.
+ * 4. The isolation matrix and the unknown-parameter test pick the entry up.
+ *
+ * Access shapes (the spec's "Permissions" and "Environment-scoped grants"),
+ * each gated by RequireAnyPermissionInAnyScope on its permission(s) first:
+ * - cluster: a `/clusters/{clusterID}/...` read. The cluster is loaded with
+ *   the caller's grants; outside their environments (or unknown, or a
+ *   malformed id) 404; without the permission on its environment 403.
+ *   `sources` instead of `permission` names several sources read under
+ *   different permissions (what-changed: changes, deploys, alerts, events):
+ *   the gate takes any of them, 403 only when none holds on the cluster's
+ *   environment, and the handler gets `sources`, the names whose permission
+ *   holds there, and reads only those.
+ * - clusters: filtered by the caller's scope for the permission (`scope`).
+ * - client-clusters: `{id}` is the client; 404 for a malformed id, 403
+ *   without the permission anywhere in it, else the scope inside it.
+ * - environment-clusters: `{envID}`; 404 for a malformed id, else the scope
+ *   (outside it the list is empty).
+ * - gate: the gate alone; the handler filters by `scope` itself.
+ * - public: no JWT, no grants (`authenticatedBy` says what, if anything,
+ *   does: the OpenAPI document nothing, a webhook its source's secret).
+ *
+ * Query parameters are read only after those checks, so a 400 never
+ * confirms that something exists; a parameter the route does not know is
+ * a 400 with the route's `unknownParam` code, naming it.
  */
 import type { Permission } from '../auth/permissions.ts';
+import { changeFeedQuery } from '../changes/feed.ts';
+import { clusterListQuery } from '../clusters/list-query.ts';
+import { listQuery } from '../inventory/list.ts';
+import { LISTS } from '../inventory/lists.ts';
+import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 
-export interface RouteDefinition {
-  name: string;
-  method: 'GET';
-  /** API Gateway path syntax: `{param}`. */
-  path: string;
-  permissions: readonly Permission[];
+/** Access decided by one permission. */
+export interface PermissionAccess {
+  readonly shape:
+    | 'cluster'
+    | 'clusters'
+    | 'client-clusters'
+    | 'environment-clusters'
+    | 'gate';
+  readonly permission: Permission;
 }
 
-const assets = ['assets:read'] as const;
-const cluster = '/api/v1/clusters/{clusterID}';
+/** A cluster route reading several sources, each under its own permission. */
+export interface SourcesAccess {
+  readonly shape: 'cluster';
+  /** Source name to the permission that opens it. */
+  readonly sources: Readonly<Record<string, Permission>>;
+}
 
-export const routes: readonly RouteDefinition[] = [
-  {
+/** No JWT: nothing, or something the handler checks, authenticates it. */
+export interface PublicAccess {
+  readonly shape: 'public';
+  readonly authenticatedBy: 'nothing' | 'webhook source secret';
+}
+
+export type RouteAccess = PermissionAccess | SourcesAccess | PublicAccess;
+
+export type AccessShape = RouteAccess['shape'];
+
+export interface RouteDefinition {
+  /** The entry file `functions/api/<name>.ts` and the function's id. */
+  readonly name: string;
+  readonly method: 'GET' | 'POST';
+  /** API Gateway path syntax: `{param}`. */
+  readonly path: string;
+  /** One line for the OpenAPI document. */
+  readonly summary: string;
+  readonly access: RouteAccess;
+  readonly query: RouteQuery;
+}
+
+/** The permissions the route gate accepts (any one of them); none if public. */
+export function permissionsOf(access: RouteAccess): Permission[] {
+  if (access.shape === 'public') return [];
+  if ('sources' in access) return [...new Set(Object.values(access.sources))];
+  return [access.permission];
+}
+
+/** An entry, its types kept exact so its handler's request is typed. */
+function route<const R extends RouteDefinition>(definition: R): R {
+  return definition;
+}
+
+const assets = 'assets:read';
+const cluster = '/api/v1/clusters/{clusterID}';
+const clusterRead = { shape: 'cluster', permission: assets } as const;
+
+export const routes = [
+  route({
     name: 'list-clusters',
     method: 'GET',
     path: '/api/v1/clusters',
-    permissions: assets,
-  },
-  {
+    summary: 'The clusters the caller may read',
+    access: { shape: 'clusters', permission: assets },
+    query: clusterListQuery,
+  }),
+  route({
     name: 'list-client-clusters',
     method: 'GET',
     path: '/api/v1/clients/{id}/clusters',
-    permissions: assets,
-  },
-  {
+    summary: "A client's clusters the caller may read",
+    access: { shape: 'client-clusters', permission: assets },
+    query: clusterListQuery,
+  }),
+  route({
     name: 'list-environment-clusters',
     method: 'GET',
     path: '/api/v1/environments/{envID}/clusters',
-    permissions: assets,
-  },
-  { name: 'get-cluster', method: 'GET', path: cluster, permissions: assets },
-  {
+    summary: "An environment's clusters the caller may read",
+    access: { shape: 'environment-clusters', permission: assets },
+    query: clusterListQuery,
+  }),
+  route({
+    name: 'get-cluster',
+    method: 'GET',
+    path: cluster,
+    summary: 'The full cluster record',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'get-cluster-summary',
     method: 'GET',
     path: `${cluster}/summary`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's health digest",
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-nodes',
     method: 'GET',
     path: `${cluster}/nodes`,
-    permissions: assets,
-  },
-  {
+    summary: 'Every node of the cluster',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-node-capacity',
     method: 'GET',
     path: `${cluster}/nodes/capacity`,
-    permissions: assets,
-  },
-  {
+    summary: 'The Nodes tab capacity table (at most 1,000 nodes)',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'get-node',
     method: 'GET',
     path: `${cluster}/nodes/{nodeID}`,
-    permissions: assets,
-  },
-  {
+    summary: 'One node of the cluster',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-node-pods',
     method: 'GET',
     path: `${cluster}/nodes/{nodeID}/pods`,
-    permissions: assets,
-  },
-  {
+    summary: "The node's pods",
+    access: clusterRead,
+    query: listQuery(LISTS.pods),
+  }),
+  route({
     name: 'list-namespaces',
     method: 'GET',
     path: `${cluster}/namespaces`,
-    permissions: assets,
-  },
-  {
+    summary: 'Every namespace with its counts',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-namespace-usage',
     method: 'GET',
     path: `${cluster}/namespaces/usage`,
-    permissions: assets,
-  },
-  {
+    summary: 'Requests, limits and pods per namespace',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-workloads',
     method: 'GET',
     path: `${cluster}/workloads`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's workloads",
+    access: clusterRead,
+    query: listQuery(LISTS.workloads),
+  }),
+  route({
     name: 'get-workload',
     method: 'GET',
     path: `${cluster}/workloads/{workloadID}`,
-    permissions: assets,
-  },
-  {
+    summary: 'One workload',
+    access: clusterRead,
+    query: NO_PARAMETERS,
+  }),
+  route({
     name: 'list-workload-pods',
     method: 'GET',
     path: `${cluster}/workloads/{workloadID}/pods`,
-    permissions: assets,
-  },
-  {
+    summary: "The workload's pods",
+    access: clusterRead,
+    query: listQuery(LISTS.pods),
+  }),
+  route({
     name: 'list-pods',
     method: 'GET',
     path: `${cluster}/pods`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's pods",
+    access: clusterRead,
+    query: listQuery(LISTS.pods),
+  }),
+  route({
     name: 'list-services',
     method: 'GET',
     path: `${cluster}/services`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's services",
+    access: clusterRead,
+    query: listQuery(LISTS.services),
+  }),
+  route({
     name: 'list-ingresses',
     method: 'GET',
     path: `${cluster}/ingresses`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's ingresses",
+    access: clusterRead,
+    query: listQuery(LISTS.ingresses),
+  }),
+  route({
     name: 'list-pvcs',
     method: 'GET',
     path: `${cluster}/pvcs`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's persistent volume claims",
+    access: clusterRead,
+    query: listQuery(LISTS.pvcs),
+  }),
+  route({
     name: 'list-events',
     method: 'GET',
     path: `${cluster}/events`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's events of the last 24 hours, newest first",
+    access: clusterRead,
+    query: listQuery(LISTS.events),
+  }),
+  route({
     name: 'list-jobs',
     method: 'GET',
     path: `${cluster}/jobs`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's jobs and cron jobs",
+    access: clusterRead,
+    query: listQuery(LISTS.jobs),
+  }),
+  route({
     name: 'list-hpas',
     method: 'GET',
     path: `${cluster}/hpas`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's horizontal pod autoscalers",
+    access: clusterRead,
+    query: listQuery(LISTS.hpas),
+  }),
+  route({
     name: 'list-network-policies',
     method: 'GET',
     path: `${cluster}/network-policies`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's network policies",
+    access: clusterRead,
+    query: listQuery(LISTS['network-policies']),
+  }),
+  route({
     name: 'list-resource-quotas',
     method: 'GET',
     path: `${cluster}/resource-quotas`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's resource quotas",
+    access: clusterRead,
+    query: listQuery(LISTS['resource-quotas']),
+  }),
+  route({
     name: 'list-endpoint-slices',
     method: 'GET',
     path: `${cluster}/endpoint-slices`,
-    permissions: assets,
-  },
-  {
+    summary: "The cluster's endpoint slices",
+    access: clusterRead,
+    query: listQuery(LISTS['endpoint-slices']),
+  }),
+  route({
     name: 'list-changes',
     method: 'GET',
     path: '/api/v1/changes',
-    permissions: ['changes:read'],
-  },
-];
+    summary: "Recorded changes inside the caller's changes:read scope",
+    access: { shape: 'gate', permission: 'changes:read' },
+    query: changeFeedQuery,
+  }),
+] as const;
+
+export type Route = (typeof routes)[number];
+export type RouteName = Route['name'];
+export type RouteNamed<N extends RouteName> = Extract<Route, { name: N }>;
+
+/** The entry named `name`; throws for a name not in the table. */
+export function routeNamed<N extends RouteName>(name: N): RouteNamed<N> {
+  const found = routes.find((entry) => entry.name === name);
+  if (!found) throw new Error(`no route named ${name} in the route table`);
+  return found as RouteNamed<N>;
+}

@@ -48,12 +48,23 @@ export function checkSearchText(
   return { term: term === '' ? undefined : term };
 }
 
-/** checkSearchText as a zod field (the clusters list's `search`). */
-export const searchText = (name: string) =>
+/**
+ * checkSearchText as a zod field: the clusters list's `search`, and with
+ * `withReason` the inventory lists' `q`, whose 400 says which rule failed
+ * (details.reason).
+ */
+export const searchText = (
+  name: string,
+  options: { withReason?: boolean } = {},
+) =>
   z.string().transform((value, ctx) => {
     const checked = checkSearchText(name, value);
     if ('term' in checked) return checked.term;
-    ctx.addIssue({ code: 'custom', message: checked.message });
+    ctx.addIssue({
+      code: 'custom',
+      message: checked.message,
+      ...(options.withReason && { params: { reason: checked.problem } }),
+    });
     return z.NEVER;
   });
 

@@ -11,22 +11,27 @@
  * sort key is looked up in the definition, which refuses a key it does not
  * know (a second check after parseSort's).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { isUuid } from '../http/ids.ts';
-import type { QueryParams } from '../http/query.ts';
+import {
+  type QueryParams,
+  type RouteQuery,
+  readParams,
+} from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
 import {
-  type FilterRule,
+  type FilterField,
+  listPagingFields,
+  listPagingOf,
   type Paging,
-  parsePaging,
-  parseSearch,
-  parseSort,
-  readParam,
+  SEARCH_AND_SORT,
   type SortSpec,
+  searchField,
+  sortField,
   unknownSortKeyError,
 } from './params.ts';
 import { fieldRendering, sanitizedFields } from './records.ts';
@@ -45,7 +50,8 @@ export interface SortKey {
 export interface ListFilter {
   /** The column compared for equality with the parameter's value. */
   readonly column: string;
-  readonly rule: FilterRule;
+  /** The value's rule (shared/inventory/params.ts). */
+  readonly field: FilterField;
 }
 
 export interface ListDefinition<R extends z.ZodObject = z.ZodObject> {
@@ -282,25 +288,70 @@ export function buildListQuery(
 }
 
 /**
- * Reads and checks the list's parameters: q and sort (when the list has
- * them), its filters, page and per_page. An empty filter value counts as
- * absent, as an empty q or sort does.
+ * The list's parameters as one schema, built from its definition: q and
+ * sort (when the list has them), its filters, page and per_page, in that
+ * order (the first failing one names the 400), piped into a ListQuery. An
+ * empty filter value counts as absent, as an empty q or sort does. The route
+ * table attaches it to every route that reads the list; an unknown
+ * parameter is 400 invalid_param there, as a bad q or sort is.
+ */
+export function listQuery(definition: ListDefinition) {
+  let spec = listQueries.get(definition);
+  if (spec === undefined) {
+    const sortKeys = Object.keys(definition.sortKeys);
+    const filterFields = Object.fromEntries(
+      Object.entries(definition.filters).map(([param, filter]) => [
+        param,
+        filter.field(param).optional(),
+      ]),
+    );
+    const schema = z
+      .object({
+        ...(definition.search && { q: searchField.optional() }),
+        ...(sortKeys.length > 0 && { sort: sortField(sortKeys).optional() }),
+        ...filterFields,
+        ...listPagingFields,
+      })
+      .transform((values): ListQuery => {
+        const filters: Record<string, string> = {};
+        for (const param of Object.keys(definition.filters)) {
+          const value = (values as Record<string, unknown>)[param];
+          if (typeof value === 'string') filters[param] = value;
+        }
+        const { q, sort } = values as { q?: string; sort?: SortSpec };
+        return {
+          search: q,
+          sort,
+          filters,
+          paging: listPagingOf(values),
+        };
+      });
+    spec = {
+      schema,
+      unknownParam: 'invalid_param',
+      invalidParam: SEARCH_AND_SORT,
+    };
+    listQueries.set(definition, spec);
+  }
+  return spec;
+}
+
+type ListRouteQuery = RouteQuery<
+  z.ZodPipe<z.ZodObject, z.ZodTransform<ListQuery>>
+>;
+
+const listQueries = new WeakMap<ListDefinition, ListRouteQuery>();
+
+/**
+ * Reads and checks the list's parameters from values already split;
+ * parameters the list does not know are ignored here (the route's reader
+ * refuses them).
  */
 export function parseListQuery(
   definition: ListDefinition,
   params: QueryParams,
 ): ListQuery {
-  const search = definition.search ? parseSearch(params) : undefined;
-  const sortKeys = Object.keys(definition.sortKeys);
-  const sort = sortKeys.length > 0 ? parseSort(params, sortKeys) : undefined;
-  const filters: Record<string, string> = {};
-  for (const [param, filter] of Object.entries(definition.filters)) {
-    const value = readParam(params, param);
-    if (value !== undefined && value !== '') {
-      filters[param] = filter.rule(value, param);
-    }
-  }
-  return { search, sort, filters, paging: parsePaging(params) };
+  return readParams(params, listQuery(definition));
 }
 
 /**
@@ -316,7 +367,20 @@ export async function runList<R extends z.ZodObject>(
   params: QueryParams,
   scope?: ListScope,
 ): Promise<ListPage<z.output<R>>> {
-  const input = { ...parseListQuery(definition, params), scope };
+  return readList(db, definition, clusterId, {
+    ...parseListQuery(definition, params),
+    scope,
+  });
+}
+
+/** runList for parameters already read (a route's query). */
+export async function readList<R extends z.ZodObject>(
+  db: Queryable,
+  definition: ListDefinition<R>,
+  clusterId: string,
+  input: ListQuery,
+): Promise<ListPage<z.output<R>>> {
+  const { scope } = input;
   if (scope !== undefined && !isUuid(scope.id)) {
     // Names no row, as an unknown id does; the parameters were still checked.
     return { data: JsonText.array([]), meta: metaOf(0, input.paging) };

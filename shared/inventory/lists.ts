@@ -31,7 +31,7 @@ import {
   runList,
   TIE_BREAK,
 } from './list.ts';
-import { dnsLabel, kindName, oneOf } from './params.ts';
+import { kindFilter, namespaceFilter, oneOfFilter } from './params.ts';
 import {
   type EndpointSliceRecord,
   type EventRecord,
@@ -66,8 +66,8 @@ export const POD_PHASES = [
 ] as const;
 export const EVENT_TYPES = ['Normal', 'Warning'] as const;
 
-const namespaceFilter = { column: 'namespace', rule: dnsLabel };
-const kindFilter = { column: 'kind', rule: kindName };
+const byNamespaceFilter = { column: 'namespace', field: namespaceFilter };
+const byKindFilter = { column: 'kind', field: kindFilter };
 
 const byName = { exprs: ['name'] };
 const byNamespace = { exprs: ['namespace'] };
@@ -102,7 +102,7 @@ export const LISTS = {
       helm: { exprs: ['helm_release'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter, kind: kindFilter },
+    filters: { namespace: byNamespaceFilter, kind: byKindFilter },
     defaultOrder: ['namespace', 'kind', 'name', 'id'],
   },
   pods: {
@@ -121,8 +121,8 @@ export const LISTS = {
       age: { exprs: ['coalesce(started_at, created_at)'], inverted: true },
     },
     filters: {
-      namespace: namespaceFilter,
-      phase: { column: 'phase', rule: oneOf(POD_PHASES) },
+      namespace: byNamespaceFilter,
+      phase: { column: 'phase', field: oneOfFilter(POD_PHASES) },
     },
     defaultOrder: usualOrder,
     scopes: { node: 'node_id', workload: 'workload_id' },
@@ -157,7 +157,7 @@ export const LISTS = {
       endpoints: { exprs: ['endpoint_count'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   ingresses: {
@@ -170,7 +170,7 @@ export const LISTS = {
       class: { exprs: ['ingress_class'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   pvcs: {
@@ -185,7 +185,7 @@ export const LISTS = {
       capacity: { exprs: ['capacity_bytes'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   jobs: {
@@ -201,7 +201,7 @@ export const LISTS = {
       completions: { exprs: ['succeeded'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter, kind: kindFilter },
+    filters: { namespace: byNamespaceFilter, kind: byKindFilter },
     defaultOrder: usualOrder,
   },
   hpas: {
@@ -217,7 +217,7 @@ export const LISTS = {
       current: { exprs: ['current_replicas'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   'network-policies': {
@@ -225,7 +225,7 @@ export const LISTS = {
     record: networkPolicyRecord,
     search: true,
     sortKeys: { name: byName, namespace: byNamespace, age: byAge },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   'resource-quotas': {
@@ -233,7 +233,7 @@ export const LISTS = {
     record: resourceQuotaRecord,
     search: true,
     sortKeys: { name: byName, namespace: byNamespace, age: byAge },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   'endpoint-slices': {
@@ -247,7 +247,7 @@ export const LISTS = {
       service: { exprs: ['service_name'] },
       age: byAge,
     },
-    filters: { namespace: namespaceFilter },
+    filters: { namespace: byNamespaceFilter },
     defaultOrder: usualOrder,
   },
   /**
@@ -261,7 +261,7 @@ export const LISTS = {
     record: eventRecord,
     search: false,
     sortKeys: {},
-    filters: { type: { column: 'type', rule: oneOf(EVENT_TYPES) } },
+    filters: { type: { column: 'type', field: oneOfFilter(EVENT_TYPES) } },
     where: "seen_at >= now() - interval '24 hours'",
     defaultOrder: ['seen_at desc', 'id'],
   },

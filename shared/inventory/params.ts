@@ -1,25 +1,34 @@
 /**
  * The query parameters of the inventory lists (spec: "Search and sort on the
- * resource lists"), parsed and checked without touching the database.
+ * resource lists"), as zod fields that each list's schema is built from
+ * (shared/inventory/list.ts, listQuery), checked without touching the
+ * database.
  *
- * Every function here runs inside the domain functions, which the handler
- * calls only after the cluster access checks, so a caller who cannot see the
+ * They are read only after the cluster access checks (the route's query is
+ * read by apiHandler once those passed), so a caller who cannot see the
  * cluster gets 404 and never a 400 that would confirm it exists.
- *
- * The values come from {@link parseQueryString} (shared/http/query.ts) of
- * `event.rawQueryString`, which keeps every occurrence of a parameter.
  */
 import { z } from 'zod';
 import { InvalidParamError, ValidationError } from '../errors.ts';
+import {
+  blankAsAbsent,
+  kindField,
+  namespaceField,
+  oneOfField,
+} from '../http/fields.ts';
 import {
   offsetOf,
   type Paging as PageRequest,
   pagingFields,
   pagingOf,
 } from '../http/paging.ts';
-import { DNS_1123_LABEL, KIND_NAME } from '../http/patterns.ts';
-import { type QueryParams, readValue, validateQuery } from '../http/query.ts';
-import { checkSearchText } from '../http/search.ts';
+import {
+  type QueryParams,
+  type RouteQuery,
+  readParams,
+  readValue,
+} from '../http/query.ts';
+import { searchText } from '../http/search.ts';
 
 export const DEFAULT_PER_PAGE = 50;
 /**
@@ -27,6 +36,9 @@ export const DEFAULT_PER_PAGE = 50;
  * maximum) and the clamped value is echoed in meta.per_page.
  */
 export const MAX_PER_PAGE = 500;
+
+/** The lists' q and sort: their errors are 400 invalid_param. */
+export const SEARCH_AND_SORT = ['q', 'sort'] as const;
 
 /** Reads a parameter that is not q or sort (errors are 400 bad_request). */
 export function readParam(
@@ -37,23 +49,14 @@ export function readParam(
 }
 
 /**
- * The search term, or undefined for none (absent, or blank once trimmed).
- *
- * Checked in this order, on the value as received: repeated, invalid UTF-8
- * (a U+FFFD or a lone surrogate: no Kubernetes name or namespace contains
- * either), then checkSearchText's rules: any control character (a tab or
- * newline included, even at an end that trimming would remove), then the
- * length after trimming. Each is a 400 invalid_param saying which.
+ * q: checked in this order, on the value as received: repeated, invalid
+ * UTF-8 (a U+FFFD or a lone surrogate: no Kubernetes name or namespace
+ * contains either; the reader refuses both), then checkSearchText's rules:
+ * any control character (a tab or newline included, even at an end that
+ * trimming would remove), then the length after trimming. Each is a 400
+ * invalid_param saying which. Blank is no search.
  */
-export function parseSearch(params: QueryParams): string | undefined {
-  const raw = readValue(params, 'q', InvalidParamError);
-  if (raw === undefined) return undefined;
-  const checked = checkSearchText('q', raw);
-  if ('term' in checked) return checked.term;
-  throw new InvalidParamError(checked.message, {
-    details: { param: 'q', reason: checked.problem },
-  });
-}
+export const searchField = searchText('q', { withReason: true });
 
 export interface SortSpec {
   /** A key of the list's allow-list. */
@@ -62,19 +65,45 @@ export interface SortSpec {
 }
 
 /**
- * The requested sort, or undefined for the list's usual order (absent or
- * empty). One key of `allowedKeys`, optionally prefixed with `-`.
+ * sort: one key of `allowedKeys`, optionally prefixed with `-`; empty is
+ * the list's usual order.
  */
+export function sortField(allowedKeys: readonly string[]) {
+  return z.string().transform((raw, ctx): SortSpec | undefined => {
+    if (raw === '') return undefined;
+    const descending = raw.startsWith('-');
+    const key = descending ? raw.slice(1) : raw;
+    if (allowedKeys.includes(key)) return { key, descending };
+    const error = unknownSortKeyError(allowedKeys);
+    ctx.addIssue({
+      code: 'custom',
+      message: error.message,
+      params: { allowed: [...allowedKeys] },
+    });
+    return z.NEVER;
+  });
+}
+
+function readOne<T>(params: QueryParams, name: string, field: z.ZodType<T>) {
+  const spec = {
+    schema: z.object({ [name]: field.optional() }),
+    unknownParam: 'invalid_param',
+    invalidParam: SEARCH_AND_SORT,
+  } as const satisfies RouteQuery;
+  return (readParams(params, spec) as Record<string, T | undefined>)[name];
+}
+
+/** The search term, or undefined for none (absent, or blank once trimmed). */
+export function parseSearch(params: QueryParams): string | undefined {
+  return readOne(params, 'q', searchField);
+}
+
+/** The requested sort, or undefined for the list's usual order. */
 export function parseSort(
   params: QueryParams,
   allowedKeys: readonly string[],
 ): SortSpec | undefined {
-  const raw = readValue(params, 'sort', InvalidParamError);
-  if (raw === undefined || raw === '') return undefined;
-  const descending = raw.startsWith('-');
-  const key = descending ? raw.slice(1) : raw;
-  if (!allowedKeys.includes(key)) throw unknownSortKeyError(allowedKeys);
-  return { key, descending };
+  return readOne(params, 'sort', sortField(allowedKeys));
 }
 
 /** The 400 for a sort key outside the list's allow-list, naming the keys. */
@@ -91,50 +120,69 @@ export interface Paging extends PageRequest {
   offset: number;
 }
 
-const PAGING_SCHEMA = z.object(pagingFields(MAX_PER_PAGE));
-
 /** page (default 1, at most MAX_PAGE) and per_page (default 50, clamped). */
-export function parsePaging(params: QueryParams): Paging {
-  const requested = validateQuery(PAGING_SCHEMA, {
-    page: readParam(params, 'page'),
-    per_page: readParam(params, 'per_page'),
-  });
-  const paging = pagingOf(requested, DEFAULT_PER_PAGE);
+export const listPagingFields = pagingFields(MAX_PER_PAGE);
+
+/** The paging a list's parsed page and per_page ask for, with its offset. */
+export function listPagingOf(query: {
+  page?: number | undefined;
+  per_page?: number | undefined;
+}): Paging {
+  const paging = pagingOf(query, DEFAULT_PER_PAGE);
   return { ...paging, offset: offsetOf(paging) };
 }
+
+const PAGING_QUERY = {
+  schema: z.object(listPagingFields),
+  unknownParam: 'invalid_param',
+} as const satisfies RouteQuery;
+
+export function parsePaging(params: QueryParams): Paging {
+  return listPagingOf(readParams(params, PAGING_QUERY));
+}
+
+/**
+ * A list filter's value rule: a zod field over the value as received (an
+ * empty value is no filter), given the parameter's name.
+ */
+export type FilterField = (
+  param: string,
+) => z.ZodType<string | undefined, string>;
+
+export const namespaceFilter: FilterField = (param) =>
+  blankAsAbsent(namespaceField(param));
+
+export const kindFilter: FilterField = (param) =>
+  blankAsAbsent(kindField(param));
+
+export const oneOfFilter =
+  (allowed: readonly string[]): FilterField =>
+  (param) =>
+    blankAsAbsent(oneOfField(param, allowed));
 
 /** Checks one filter value; returns it as the store compares it. */
 export type FilterRule = (value: string, param: string) => string;
 
-function filterError(param: string, rule: string): ValidationError {
-  return new ValidationError(`${param} must be ${rule}`, {
-    details: { param },
-  });
+/** A filter field as a function that returns the value or throws the 400. */
+function ruleOf(
+  field: (param: string) => z.ZodType<unknown, string>,
+): FilterRule {
+  return (value, param) => {
+    const result = field(param).safeParse(value);
+    if (result.success) return value;
+    throw new ValidationError(result.error.issues[0]?.message ?? param, {
+      details: { param },
+    });
+  };
 }
 
 /** A namespace name: a DNS-1123 label. */
-export const dnsLabel: FilterRule = (value, param) => {
-  if (!DNS_1123_LABEL.test(value)) throw filterError(param, 'a DNS-1123 label');
-  return value;
-};
+export const dnsLabel: FilterRule = ruleOf(namespaceField);
 
 /** A Kubernetes kind: an upper-case letter, then up to 62 letters or digits. */
-export const kindName: FilterRule = (value, param) => {
-  if (!KIND_NAME.test(value)) {
-    throw filterError(
-      param,
-      'an upper-case letter followed by at most 62 letters or digits',
-    );
-  }
-  return value;
-};
+export const kindName: FilterRule = ruleOf(kindField);
 
 /** One of a fixed set of values, compared exactly. */
 export function oneOf(allowed: readonly string[]): FilterRule {
-  return (value, param) => {
-    if (!allowed.includes(value)) {
-      throw filterError(param, `one of ${allowed.join(', ')}`);
-    }
-    return value;
-  };
+  return ruleOf((param) => oneOfField(param, allowed));
 }

@@ -16,13 +16,13 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
+import { timeField } from '../http/fields.ts';
 import {
   DNS_1123_LABEL,
   DNS_1123_SUBDOMAIN,
-  isRfc3339Time,
   KIND_NAME,
 } from '../http/patterns.ts';
-import { parseQuery } from '../http/query.ts';
+import { type RouteQuery, readRouteQuery } from '../http/query.ts';
 import {
   METRICS_QUERIES,
   type MetricsQueryDefinition,
@@ -47,18 +47,12 @@ export function stepForRange(rangeMs: number): number {
   return row?.stepSeconds ?? 3600;
 }
 
-const time = (name: string) =>
-  z
-    .string()
-    .refine(isRfc3339Time, `${name} must be an RFC 3339 time`)
-    .transform((value) => new Date(value));
-
 const shaped = (name: string, pattern: RegExp, rule: string) =>
   z.string().refine((value) => pattern.test(value), `${name} must be ${rule}`);
 
 export const metricsParamsSchema = z.object({
-  start: time('start').optional(),
-  end: time('end').optional(),
+  start: timeField('start').optional(),
+  end: timeField('end').optional(),
   namespace: shaped('namespace', DNS_1123_LABEL, 'a DNS-1123 label').optional(),
   workload: shaped(
     'workload',
@@ -74,6 +68,12 @@ export const metricsParamsSchema = z.object({
     .enum(['true', 'false'], { error: 'instant must be true or false' })
     .optional(),
 });
+
+/** The route table's query entry of the metrics route. */
+export const metricsQuery = {
+  schema: metricsParamsSchema,
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
 
 /** The filters each scope takes (and requires). */
 const FILTERS_OF: Readonly<
@@ -114,10 +114,7 @@ export function parseMetricsRequest(
   rawQueryString: string | undefined,
 ): MetricsRequest {
   const query = queryNamed(queryName);
-  return toMetricsRequest(
-    query,
-    parseQuery(rawQueryString, metricsParamsSchema, { rejectUnknown: true }),
-  );
+  return toMetricsRequest(query, readRouteQuery(rawQueryString, metricsQuery));
 }
 
 /** The allow-listed query of that name, else a 400. */

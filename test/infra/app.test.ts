@@ -8,7 +8,7 @@ import {
 } from '../../infra/parameters.ts';
 import { APPLICATION_LOGINS } from '../../infra/stacks/database-stack.ts';
 import { VISIBILITY_TIMEOUT_FACTOR } from '../../infra/stacks/ingest-stack.ts';
-import { routes } from '../../shared/http/routes.ts';
+import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
 import {
   allActions,
   describeRef,
@@ -118,8 +118,12 @@ describe('infra app', () => {
       );
       expect(found, `${route.method} ${route.path}`).toBeDefined();
       const routeProps = props(found![1]);
-      expect(routeProps.AuthorizationType).toBe('JWT');
-      expect(routeProps.AuthorizerId).toEqual({ Ref: authorizerId });
+      if ((route as RouteDefinition).access.shape === 'public') {
+        expect(routeProps.AuthorizationType ?? 'NONE').toBe('NONE');
+      } else {
+        expect(routeProps.AuthorizationType).toBe('JWT');
+        expect(routeProps.AuthorizerId).toEqual({ Ref: authorizerId });
+      }
 
       // The route's integration invokes the route's own function.
       const integrationId = JSON.stringify(routeProps.Target).match(

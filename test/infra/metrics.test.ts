@@ -7,7 +7,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { functionNames } from '../../infra/names.ts';
-import { routes } from '../../shared/http/routes.ts';
+import { permissionsOf, routes } from '../../shared/http/routes.ts';
 import { type SynthesizedApp, synthesizeApp } from './synth.ts';
 
 type Json = Record<string, unknown>;
@@ -39,7 +39,7 @@ function actionsIn(template: Template): string[] {
 }
 
 const metricsRoutes = routes.filter((route) =>
-  route.permissions.includes('metrics:read'),
+  permissionsOf(route.access).includes('metrics:read'),
 );
 
 describe('metrics store (AMP workspace)', () => {

@@ -235,13 +235,14 @@ describe('list clusters', () => {
     expect(response.body.meta.total).toBe(0);
   });
 
-  it('ignores parameters it does not know', async () => {
-    // Act
+  it('refuses a parameter it does not know, naming it', async () => {
+    // Act: a caller must never believe a filter was applied when it was not.
     const response = await pagingList('?per_page=5&unknown=1');
 
     // Assess
-    expect(response.status).toBe(200);
-    expect(response.body.meta.per_page).toBe(5);
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('bad_request');
+    expect(response.body.error.details).toEqual({ param: 'unknown' });
   });
 
   it('filters by status, client and environment, each narrowing the others', async () => {

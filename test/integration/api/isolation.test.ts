@@ -8,7 +8,12 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Permission } from '../../../shared/auth/permissions.ts';
 import { ROLES, type Role, roleHas } from '../../../shared/auth/roles.ts';
-import { type RouteDefinition, routes } from '../../../shared/http/routes.ts';
+import {
+  type AccessShape,
+  permissionsOf,
+  type RouteDefinition,
+  routes as routeTable,
+} from '../../../shared/http/routes.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import {
   buildWorld,
@@ -23,51 +28,28 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
  * handler file exists is driven like any other (and listed as such below):
  * remove it from this set once it lands.
  */
+/** The table as any entry may be (its own types name only today's routes). */
+const routes: readonly RouteDefinition[] = routeTable;
+
 const PENDING_ROUTES: ReadonlySet<string> = new Set<string>([]);
 
 /**
- * How each route decides who sees what:
- * - cluster: loads the path's cluster; outside the caller's environments 404,
- *   without the permission on its environment 403.
- * - all-clusters / environment-clusters: filter by scopeFor(assets:read).
- * - client-clusters: 403 without assets:read anywhere in the path's client,
- *   else filtered by the scope inside it.
- * - gate-only: the route gate alone (the feed filters by scope itself).
+ * The route table's access shapes (shared/http/routes.ts) decide the
+ * expectations: a route whose entry has no access data, or a shape this
+ * matrix does not know, fails here.
  */
-type RouteKind =
-  | 'cluster'
-  | 'all-clusters'
-  | 'client-clusters'
-  | 'environment-clusters'
-  | 'gate-only';
+type RouteKind = AccessShape;
 
-const ROUTE_KINDS: Readonly<Record<string, RouteKind>> = {
-  'list-clusters': 'all-clusters',
-  'list-client-clusters': 'client-clusters',
-  'list-environment-clusters': 'environment-clusters',
-  'get-cluster': 'cluster',
-  'get-cluster-summary': 'cluster',
-  'list-nodes': 'cluster',
-  'list-node-capacity': 'cluster',
-  'get-node': 'cluster',
-  'list-node-pods': 'cluster',
-  'list-namespaces': 'cluster',
-  'list-namespace-usage': 'cluster',
-  'list-workloads': 'cluster',
-  'get-workload': 'cluster',
-  'list-workload-pods': 'cluster',
-  'list-pods': 'cluster',
-  'list-services': 'cluster',
-  'list-ingresses': 'cluster',
-  'list-pvcs': 'cluster',
-  'list-events': 'cluster',
-  'list-jobs': 'cluster',
-  'list-hpas': 'cluster',
-  'list-network-policies': 'cluster',
-  'list-resource-quotas': 'cluster',
-  'list-endpoint-slices': 'cluster',
-  'list-changes': 'gate-only',
-};
+function kindOf(route: {
+  name: string;
+  access?: { shape?: string };
+}): RouteKind {
+  const shape = route.access?.shape;
+  if (shape === undefined || !Object.hasOwn(BY_KIND, shape)) {
+    throw new Error(`${route.name} has no access data in the route table`);
+  }
+  return shape as RouteKind;
+}
 
 const SCENARIOS = [
   'no token',
@@ -96,7 +78,7 @@ const BY_KIND: Record<RouteKind, Record<GrantScenario, Expected>> = {
     'this environment': { status: 200 },
     'client-wide': { status: 200 },
   },
-  'all-clusters': {
+  clusters: {
     'other client': { status: 200, sees: ['foreign'] },
     'sibling environment': { status: 200, sees: ['sibling'] },
     'this environment': { status: 200, sees: ['target'] },
@@ -114,7 +96,13 @@ const BY_KIND: Record<RouteKind, Record<GrantScenario, Expected>> = {
     'this environment': { status: 200, sees: ['target'] },
     'client-wide': { status: 200, sees: ['target'] },
   },
-  'gate-only': {
+  gate: {
+    'other client': { status: 200 },
+    'sibling environment': { status: 200 },
+    'this environment': { status: 200 },
+    'client-wide': { status: 200 },
+  },
+  public: {
     'other client': { status: 200 },
     'sibling environment': { status: 200 },
     'this environment': { status: 200 },
@@ -140,8 +128,10 @@ function expectedFor(
   route: RouteDefinition,
   scenario: Scenario,
 ): Expected | undefined {
-  const kind = ROUTE_KINDS[route.name];
-  if (!kind) throw new Error(`${route.name} has no entry in ROUTE_KINDS`);
+  const kind = kindOf(route);
+  // No JWT is asked for: every caller is answered alike.
+  if (kind === 'public') return { status: 200 };
+  const permissions = permissionsOf(route.access);
   switch (scenario) {
     case 'no token':
     case 'bad token':
@@ -150,7 +140,7 @@ function expectedFor(
       return { status: 403 };
     case 'without permission':
       // Undefined: every role holds the permission, so no caller can lack it.
-      return roleWithout(route.permissions) ? { status: 403 } : undefined;
+      return roleWithout(permissions) ? { status: 403 } : undefined;
     default:
       return BY_KIND[kind][scenario];
   }
@@ -220,30 +210,50 @@ describe('tenant isolation', () => {
       case 'no grant':
         return api.token(callerEmail('no grant', 'none'));
       case 'without permission': {
-        const role = roleWithout(route.permissions);
+        const role = roleWithout(permissionsOf(route.access));
         return api.token(callerEmail('client-wide', role ?? 'viewer'));
       }
       default:
-        return api.token(callerEmail(scenario, grantedRole(route.permissions)));
+        return api.token(
+          callerEmail(scenario, grantedRole(permissionsOf(route.access))),
+        );
     }
   }
 
-  it('has an expectation for every route in the table', () => {
+  it('has access data with a known shape for every route in the table', () => {
     // Assess
-    expect(new Set(Object.keys(ROUTE_KINDS))).toEqual(
-      new Set(routes.map((r) => r.name)),
-    );
+    for (const route of routes) {
+      expect(() => kindOf(route), route.name).not.toThrow();
+      if (route.access.shape !== 'public') {
+        expect(permissionsOf(route.access).length, route.name).toBeGreaterThan(
+          0,
+        );
+      }
+    }
     for (const name of PENDING_ROUTES) {
       expect(routes.some((r) => r.name === name)).toBe(true);
     }
+  });
+
+  it('fails a route added without access data', () => {
+    // Prepare
+    const { access: _, ...withoutAccess } = routeTable[0];
+
+    // Act & Assess
+    expect(() => kindOf(withoutAccess)).toThrow('has no access data');
+    expect(() =>
+      kindOf({ ...withoutAccess, access: { shape: 'bogus' } }),
+    ).toThrow('has no access data');
   });
 
   it('proves the permission scenario impossible where every role holds the permission', () => {
     // Assess
     for (const route of routes) {
       if (expectedFor(route, 'without permission') !== undefined) continue;
+      if (route.access.shape === 'public') continue;
+      const permissions = permissionsOf(route.access);
       for (const role of ROLES) {
-        expect(route.permissions.some((p) => roleHas(role, p))).toBe(true);
+        expect(permissions.some((p) => roleHas(role, p))).toBe(true);
       }
     }
   });
@@ -287,7 +297,7 @@ describe('tenant isolation', () => {
     }
   }
 
-  const clusterRoutes = driven.filter((r) => ROUTE_KINDS[r.name] === 'cluster');
+  const clusterRoutes = driven.filter((r) => kindOf(r) === 'cluster');
 
   for (const route of clusterRoutes) {
     it(`${route.name}: a caller outside the cluster gets 404 even with invalid query parameters`, async () => {
@@ -349,6 +359,32 @@ describe('tenant isolation', () => {
       } else {
         expect(response.status).toBe(404);
       }
+    });
+  }
+  for (const route of driven) {
+    it(`${route.name}: an unknown parameter is a 400 ${route.query.unknownParam} naming it`, async () => {
+      // Prepare: a caller who passes every access check of the route.
+      const token =
+        route.access.shape === 'public'
+          ? undefined
+          : await api.token(
+              callerEmail(
+                'client-wide',
+                grantedRole(permissionsOf(route.access)),
+              ),
+            );
+
+      // Act
+      const response = await api.get(
+        `${pathOf(route)}?no_such_filter=1`,
+        token,
+      );
+
+      // Assess
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.code).toBe(route.query.unknownParam);
+      expect(response.body.error.details).toEqual({ param: 'no_such_filter' });
+      expect(response.body.error.message).toContain('no_such_filter');
     });
   }
 });

@@ -56,6 +56,8 @@ describe('parseInventory', () => {
       // Assess
       expect(inventory).toEqual(generated);
     },
+    // A 5,000-pod inventory's deep compare takes seconds on a busy machine.
+    60_000,
   );
 
   it('refuses a message of another type, naming the field', () => {
