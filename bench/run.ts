@@ -1,9 +1,16 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|metrics`: runs one benchmark (bench/<name>.ts).
+ * `npm run bench -- ingest|sync|api|sanitize|live|metrics`: runs one benchmark (bench/<name>.ts).
  */
 import { existsSync } from 'node:fs';
 
-const BENCHES = ['ingest', 'sync', 'api', 'sanitize', 'metrics'] as const;
+const BENCHES = [
+  'ingest',
+  'sync',
+  'api',
+  'sanitize',
+  'live',
+  'metrics',
+] as const;
 const name = process.argv[2];
 
 if (!name || !(BENCHES as readonly string[]).includes(name)) {

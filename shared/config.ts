@@ -64,6 +64,8 @@ export const configSchema = z.object({
   // NATS and the bridge.
   NATS_URL: z.string().optional(),
   NATS_CREDS: z.string().optional(),
+  /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
+  NATS_SECRET_ID: z.string().optional(),
   NATS_STREAM: z.string().default('EVENTS'),
   NATS_CONSUMER: z.string().default('k8s-inventory-bridge'),
   NATS_SUBJECT_FILTER: z.string().default('proxima.*.*.*.kubernetes'),
@@ -79,11 +81,18 @@ export const configSchema = z.object({
   CLAIM_BUCKET: z.string().optional(),
   /** Bodies above this go to S3; the queue's MaximumMessageSize. */
   QUEUE_MAX_MESSAGE_BYTES: int(1024, 1024 * 1024).default(1024 * 1024),
+  /**
+   * Receives before the queue moves a message to its dead-letter queue; the
+   * sync records a message failing on its last receive in ingest_rejections.
+   */
+  QUEUE_MAX_RECEIVE_COUNT: int(1, 1000).default(5),
 
   // Sync and sweeps.
   SYNC_TIMEOUT_MS: int(1000).default(60_000),
   STALE_CLUSTER_MINUTES: int(1).default(15),
   EVENT_RETENTION_HOURS: int(1).default(24),
+  /** How long the live-read audit trail is kept. */
+  AUDIT_RETENTION_DAYS: int(1).default(400),
 
   // API.
   PORT: int(0, 65535).default(3000),

@@ -90,3 +90,26 @@ export class BadGatewayError extends DomainError {
   override readonly status = 502;
   override readonly code: string = 'bad_gateway';
 }
+
+/**
+ * A live read (manifest, revisions, logs) the agent could not or would not
+ * serve: the spec's 409 agent gates, 502/503/504 agent and NATS failures,
+ * and 503 audit_unavailable. Their messages are written for callers (an
+ * agent's own message only after the sanitizer), so a 5xx keeps its message.
+ */
+export class LiveReadError extends DomainError {
+  override readonly status: number;
+  override readonly code: string;
+  readonly expose = true;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options?: ErrorOptions & { details?: ErrorDetails },
+  ) {
+    super(message, options);
+    this.status = status;
+    this.code = code;
+  }
+}

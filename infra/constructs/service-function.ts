@@ -180,6 +180,17 @@ export class ServiceFunction extends nodejs.NodejsFunction {
     return this;
   }
 
+  /**
+   * Asks cluster agents over NATS (live reads): the NATS secret's id and
+   * read access to it; the process reads it at cold start. The function's
+   * security group already allows all outbound, NATS included.
+   */
+  bindNatsSecret(secret: secretsmanager.ISecret): this {
+    this.addEnvironment('NATS_SECRET_ID', secret.secretName);
+    secret.grantRead(this);
+    return this;
+  }
+
   /** Reads claim-checked bodies: s3:GetObject on the bucket's objects only. */
   bindClaimBucketReader(bucket: s3.IBucket): this {
     this.addEnvironment('CLAIM_BUCKET', bucket.bucketName);

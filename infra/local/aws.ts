@@ -9,9 +9,14 @@ import {
   HeadBucketCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 
 export const DEFAULT_QUEUE_NAME = 'k8s-inventory.fifo';
+export const DEFAULT_DLQ_NAME = 'k8s-inventory-dlq.fifo';
 export const DEFAULT_BUCKET = 'k8s-inventory-claims';
 
 export interface QueueServicesOptions {
@@ -24,6 +29,11 @@ export interface QueueServicesOptions {
   maxMessageBytes: number;
   /** The queue's visibility timeout when it is created here (6 × the sync's 60 s). */
   visibilityTimeoutSeconds?: number;
+  /**
+   * When the queue is created here: receives before a message moves to the
+   * dead-letter queue created beside it, as in AWS.
+   */
+  maxReceiveCount?: number;
 }
 
 export interface QueueServices {
@@ -33,6 +43,8 @@ export interface QueueServices {
   bucket: string;
   /** Where the emulator listens; undefined when real endpoints are used. */
   emulatorEndpoint: string | undefined;
+  /** The dead-letter queue, when the queue was created here with one. */
+  deadLetterQueueUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -72,6 +84,10 @@ export async function startQueueServices(
     ...(s3Endpoint === emulatorEndpoint ? credentials : {}),
   });
   try {
+    const deadLetter =
+      options.queueUrl === undefined && options.maxReceiveCount !== undefined
+        ? await createDeadLetterQueue(sqs, options.maxReceiveCount)
+        : undefined;
     const queueUrl =
       options.queueUrl ??
       (
@@ -87,6 +103,9 @@ export async function startQueueServices(
               VisibilityTimeout: String(
                 options.visibilityTimeoutSeconds ?? 360,
               ),
+              ...(deadLetter
+                ? { RedrivePolicy: deadLetter.redrivePolicy }
+                : {}),
             },
           }),
         )
@@ -100,6 +119,7 @@ export async function startQueueServices(
       queueUrl,
       bucket,
       emulatorEndpoint,
+      deadLetterQueueUrl: deadLetter?.queueUrl,
       async stop() {
         sqs.destroy();
         s3.destroy();
@@ -112,6 +132,36 @@ export async function startQueueServices(
     await stopEmulator?.();
     throw error;
   }
+}
+
+/** The FIFO dead-letter queue, and the redrive policy that sends to it. */
+async function createDeadLetterQueue(
+  sqs: SQSClient,
+  maxReceiveCount: number,
+): Promise<{ queueUrl: string; redrivePolicy: string }> {
+  const { QueueUrl } = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: DEFAULT_DLQ_NAME,
+      // 14 days, as in AWS.
+      Attributes: { FifoQueue: 'true', MessageRetentionPeriod: '1209600' },
+    }),
+  );
+  if (!QueueUrl) throw new Error('CreateQueue returned no QueueUrl');
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl,
+      AttributeNames: ['QueueArn'],
+    }),
+  );
+  const arn = Attributes?.QueueArn;
+  if (!arn) throw new Error('the dead-letter queue has no QueueArn');
+  return {
+    queueUrl: QueueUrl,
+    redrivePolicy: JSON.stringify({
+      deadLetterTargetArn: arn,
+      maxReceiveCount,
+    }),
+  };
 }
 
 async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {

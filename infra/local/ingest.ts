@@ -38,6 +38,8 @@ export interface IngestOptions {
   createStream?: boolean;
   syncTimeoutMs?: number;
   eventRetentionHours?: number;
+  /** The queue's maxReceiveCount (the sync records a record failing on its last receive). */
+  maxReceives?: number;
   /** Bridge settings beyond the above (tests: backoff, seams). */
   bridge?: Partial<BridgeOptions>;
   /** Poller settings beyond the above (concurrency, retry delay). */
@@ -71,6 +73,9 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     s3: options.s3,
     timeoutMs: options.syncTimeoutMs ?? 60_000,
     eventRetentionHours: options.eventRetentionHours ?? 24,
+    ...(options.maxReceives === undefined
+      ? {}
+      : { maxReceives: options.maxReceives }),
     span: traceSpan,
     seriesWriter: options.seriesWriter,
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),

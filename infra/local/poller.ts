@@ -10,9 +10,10 @@
  * Differences from Lambda, on purpose: a failed record is made visible again
  * after `retryDelaySeconds` instead of the whole visibility timeout, so a
  * local retry takes seconds; and one receive is split into batches of at
- * most `batchSize` handed over in order, where a failure fails every later
- * batch of that receive too (as FIFO partial-batch processing does within
- * one batch), so a group never overtakes its own failed message.
+ * most `batchSize` handed over in order, where a failure fails the later
+ * records of its group in every later batch of that receive too (as FIFO
+ * partial-batch processing with `skipGroupOnError` does within one batch),
+ * so a group never overtakes its own failed message and other groups go on.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -242,18 +243,17 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
       if (messages.length === 0) continue;
       stats.received += messages.length;
       const records = messages.map(toRecord);
-      let failedBefore = false;
+      const failedGroups = new Set<string>();
+      const groupOf = (r: SQSRecord) => r.attributes.MessageGroupId ?? '';
       for (let i = 0; i < records.length; i += batchSize) {
-        const batch = records.slice(i, i + batchSize);
-        if (failedBefore) {
-          await settle([], batch);
-          continue;
-        }
-        const failedIds = await invoke(batch);
+        const slice = records.slice(i, i + batchSize);
+        const heldBack = slice.filter((r) => failedGroups.has(groupOf(r)));
+        const batch = slice.filter((r) => !failedGroups.has(groupOf(r)));
+        const failedIds = batch.length > 0 ? await invoke(batch) : new Set();
         const failed = batch.filter((r) => failedIds.has(r.messageId));
         const done = batch.filter((r) => !failedIds.has(r.messageId));
-        await settle(done, failed);
-        if (failed.length > 0) failedBefore = true;
+        await settle(done, [...heldBack, ...failed]);
+        for (const r of failed) failedGroups.add(groupOf(r));
       }
     }
   };

@@ -24,6 +24,7 @@ import {
   NatsServerStartError,
   spawnNatsServer,
 } from '../../shared/ingest/nats-server.ts';
+import { setLiveNatsTarget } from '../../shared/live/nats.ts';
 import { setMetricsStore } from '../../shared/metrics/context.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { ensureTenant } from '../../shared/tenancy/tenants.ts';
@@ -170,6 +171,10 @@ export async function startLocalStack(
       }
     }
 
+    // Live reads ask agents over the same server.
+    await setLiveNatsTarget({ url: natsUrl, creds: config.NATS_CREDS });
+    stops.push(() => setLiveNatsTarget(undefined));
+
     // SQS and S3 --------------------------------------------------------
     const queues = await startQueueServices({
       region: config.AWS_REGION,
@@ -178,6 +183,7 @@ export async function startLocalStack(
       queueUrl: config.QUEUE_URL,
       bucket: config.CLAIM_BUCKET,
       maxMessageBytes: config.QUEUE_MAX_MESSAGE_BYTES,
+      maxReceiveCount: config.QUEUE_MAX_RECEIVE_COUNT,
     });
     stops.push(() => queues.stop());
     if (queues.emulatorEndpoint) {
@@ -204,6 +210,7 @@ export async function startLocalStack(
       createStream: true,
       syncTimeoutMs: config.SYNC_TIMEOUT_MS,
       eventRetentionHours: config.EVENT_RETENTION_HOURS,
+      maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
       poller: { region: config.AWS_REGION },
       seriesWriter: metrics.writer,
     });

@@ -2,7 +2,8 @@
  * The HTTP API: a JWT authorizer on every route, and one function and one
  * route per entry of the route table (shared/http/routes.ts), built by
  * iterating it. Every API function logs in as the read-only database user
- * and holds nothing else.
+ * and holds nothing else, but for the live reads' functions, which also
+ * read the bridge's NATS secret to ask cluster agents.
  */
 import {
   CfnOutput,
@@ -18,6 +19,7 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import {
   permissionsOf,
@@ -29,6 +31,7 @@ import {
   type DatabaseLogin,
   ServiceFunction,
 } from '../constructs/service-function.ts';
+import { acknowledge } from '../nag.ts';
 import { functionNames, routeId } from '../names.ts';
 import type { DeployParameters } from '../parameters.ts';
 
@@ -126,6 +129,13 @@ export class ApiStack extends Stack {
       JWT_AUDIENCE: audience.valueAsString,
     };
 
+    // The operator's secret, the one the bridge reads (README, deploy).
+    const natsSecret = secretsmanager.Secret.fromSecretNameV2(
+      this,
+      'NatsSecret',
+      parameters.natsSecretName,
+    );
+
     // Typed as any entry may be: the table's own types name only its routes.
     for (const route of routes as readonly RouteDefinition[]) {
       const id = routeId(route);
@@ -144,6 +154,14 @@ export class ApiStack extends Stack {
       }).bindDatabase(props.reader);
       if (permissionsOf(route.access).includes('metrics:read')) {
         fn.bindMetricsReader(props.metricsStore);
+      }
+      if (route.liveReads) {
+        fn.bindNatsSecret(natsSecret);
+        acknowledge(
+          fn,
+          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${parameters.natsSecretName}-??????]`,
+          'The NATS secret is created by the operator, so only its name is known; the suffix Secrets Manager appends is the only wildcard.',
+        );
       }
       this.routeFunctions.set(route.name, fn);
 

@@ -164,6 +164,7 @@ export class IngestStack extends Stack {
       logRetention: parameters.logRetentionDays as logs.RetentionDays,
       environment: {
         SYNC_TIMEOUT_MS: String(SYNC_TRANSACTION_BOUND_SECONDS * 1000),
+        QUEUE_MAX_RECEIVE_COUNT: String(parameters.queueMaxReceiveCount),
         // Events older than this are not stored in the first place.
         EVENT_RETENTION_HOURS: String(parameters.eventRetentionHours),
       },

@@ -6,6 +6,8 @@ export const PERMISSIONS = [
   'logs:read',
   'changes:read',
   'alerts:read',
+  // Beyond the spec: the live-read audit trail (GET /api/v1/audit/live-reads).
+  'audit:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

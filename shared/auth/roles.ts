@@ -9,8 +9,10 @@
  *   recorded changes and alerts. Logs can carry application data, so they sit
  *   with the role that operates the workloads, not with a plain reader.
  * - admin and super_admin: everything above plus assets:write (the spec's
- *   "Super Admin, Admin"). A super_admin grant is still scoped to the client
- *   (or environment) it names; no role is global.
+ *   "Super Admin, Admin") and audit:read, the live-read audit trail: who
+ *   read which logs and manifests is for the tenant's administrators, not
+ *   for the operators being audited. A super_admin grant is still scoped to
+ *   the client (or environment) it names; no role is global.
  */
 import type { Permission } from './permissions.ts';
 
@@ -26,7 +28,11 @@ const operator: readonly Permission[] = [
   'changes:read',
   'alerts:read',
 ];
-const admin: readonly Permission[] = [...operator, 'assets:write'];
+const admin: readonly Permission[] = [
+  ...operator,
+  'assets:write',
+  'audit:read',
+];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer,

@@ -73,6 +73,8 @@ import { changeFeedQuery } from '../changes/feed.ts';
 import { clusterListQuery } from '../clusters/list-query.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
+import { auditListQuery } from '../live/audit.ts';
+import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 
 /** Access decided by one permission. */
@@ -113,6 +115,11 @@ export interface RouteDefinition {
   readonly summary: string;
   readonly access: RouteAccess;
   readonly query: RouteQuery;
+  /**
+   * The handler asks cluster agents over NATS (the live reads): CDK gives
+   * its function the NATS secret, and no other function gets it.
+   */
+  readonly liveReads?: true;
 }
 
 /** The permissions the route gate accepts (any one of them); none if public. */
@@ -323,6 +330,44 @@ export const routes = [
     summary: "The cluster's endpoint slices",
     access: clusterRead,
     query: listQuery(LISTS['endpoint-slices']),
+  }),
+  route({
+    name: 'get-live-manifest',
+    method: 'GET',
+    path: `${cluster}/live/manifest`,
+    summary:
+      "One object, read now through the cluster's agent (redacted there)",
+    access: clusterRead,
+    query: manifestQuery,
+    liveReads: true,
+  }),
+  route({
+    name: 'list-live-revisions',
+    method: 'GET',
+    path: `${cluster}/live/revisions`,
+    summary:
+      "A workload's rollout history, read now through the cluster's agent",
+    access: clusterRead,
+    query: revisionsQuery,
+    liveReads: true,
+  }),
+  route({
+    name: 'get-live-logs',
+    method: 'GET',
+    path: `${cluster}/live/logs`,
+    summary:
+      "One container's recent output through the cluster's agent, sanitized",
+    access: { shape: 'cluster', permission: 'logs:read' },
+    query: logsQuery,
+    liveReads: true,
+  }),
+  route({
+    name: 'list-live-read-audit',
+    method: 'GET',
+    path: '/api/v1/audit/live-reads',
+    summary: "Who read what live, inside the caller's audit:read scope",
+    access: { shape: 'gate', permission: 'audit:read' },
+    query: auditListQuery,
   }),
   route({
     name: 'list-changes',

@@ -6,7 +6,10 @@
  * stored in ingest_rejections, logged and counted, and then SUCCEEDS: the
  * queue must not redeliver it forever. Anything else (database, S3, timeout)
  * fails the record so the queue redelivers it; the FIFO processor then fails
- * every later record of the batch as well, so nothing overtakes it.
+ * the later records of its own group (agent), so nothing overtakes it, while
+ * other agents' records go on. An unexpected failure has a bounded life: on
+ * the queue's last receive (`maxReceives`) it is recorded in
+ * ingest_rejections before the queue moves it to the dead-letter queue.
  *
  * A batch's records run one after another inside one invocation. Before
  * each record after the first, the invocation must still have room for a
@@ -50,6 +53,12 @@ export interface SyncDeps {
   /** The sync transaction's bound (the spec's 60 s). */
   timeoutMs: number;
   eventRetentionHours: number;
+  /**
+   * The queue's maxReceiveCount: a record failing on this receive is
+   * recorded as rejected, then fails once more and goes to the dead-letter
+   * queue. Unset: never recorded (the queue keeps retrying).
+   */
+  maxReceives?: number;
   span?: SpanRunner;
   now?: () => Date;
   /** Writes the cluster's series after each applied snapshot (optional). */
@@ -141,13 +150,30 @@ export async function processRecord(
     return result.outcome;
   } catch (error) {
     if (!(error instanceof RejectedInventoryError)) {
-      logger.error('inventory sync failed; the queue will retry it', {
-        subject,
-        streamSeq,
-        messageId: record.messageId,
-        receiveCount: record.attributes?.ApproximateReceiveCount,
-        error: errorText(error),
-      });
+      const receiveCount = Number(record.attributes?.ApproximateReceiveCount);
+      const lastReceive =
+        deps.maxReceives !== undefined && receiveCount >= deps.maxReceives;
+      logger.error(
+        lastReceive
+          ? 'inventory sync failed on its last receive; recorded and left to the dead-letter queue'
+          : 'inventory sync failed; the queue will retry it',
+        {
+          subject,
+          streamSeq,
+          messageId: record.messageId,
+          receiveCount,
+          error: boundedText(errorText(error)),
+        },
+      );
+      if (lastReceive) {
+        await recordRejection(deps.db, {
+          stage: 'sync',
+          subject: subject || '(no subject)',
+          streamSeq,
+          reason: `failed on each of ${receiveCount} receives, moved to the dead-letter queue: ${boundedText(errorText(error))}`,
+          sizeBytes,
+        });
+      }
       throw error;
     }
     // Refused for good: keep the reason, then let the record succeed.
@@ -181,8 +207,9 @@ export async function processRecord(
 }
 
 /**
- * One Lambda SQS FIFO event: records in order, the first failure failing
- * itself and every later record (`batchItemFailures`).
+ * One Lambda SQS FIFO event: records in order; a failure fails itself and
+ * every later record of its group (`batchItemFailures`), and the other
+ * groups' records still run.
  */
 export function processBatch(
   event: SQSEvent,
@@ -203,7 +230,8 @@ export function processBatch(
       return processRecord(record, deps);
     },
     processor,
-    context === undefined ? {} : { context },
+    // A failed record holds back only the later records of its own group.
+    { skipGroupOnError: true, ...(context === undefined ? {} : { context }) },
   );
 }
 
@@ -320,6 +348,11 @@ function attribute(record: SQSRecord, name: string): string | undefined {
 function sequenceOf(text: string | undefined): number | undefined {
   if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return undefined;
   return Number(text);
+}
+
+/** An error's text as logged and recorded: bounded, whatever it quotes. */
+function boundedText(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 function errorText(error: unknown): string {

@@ -33,6 +33,7 @@ async function fromConfig(config: Config): Promise<SyncDeps> {
     s3: s3FromConfig(config),
     timeoutMs: config.SYNC_TIMEOUT_MS,
     eventRetentionHours: config.EVENT_RETENTION_HOURS,
+    maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
     span: traceSpan,
     seriesWriter: seriesWriterFromConfig(config),
   };

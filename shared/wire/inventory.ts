@@ -34,6 +34,7 @@
  */
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
+import { jsonBoundViolation } from './bounded-json.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
 import { specFactsSchema } from './spec-facts.ts';
 
@@ -190,8 +191,22 @@ const stringMap = (keyMax: number, valueMax: number) =>
 const labels = stringMap(LIMITS.labelKey, LIMITS.labelValue);
 const annotations = stringMap(LIMITS.labelKey, LIMITS.annotationValue);
 
-/** Opaque JSON kept as sent (network policy selectors and rules). */
-const jsonObject = z.record(z.string().max(LIMITS.labelKey), z.unknown());
+/**
+ * Opaque JSON kept as sent (network policy selectors and rules), bounded in
+ * depth and size (bounded-json.ts) and refused with the path where it breaks.
+ */
+const jsonObject = z
+  .record(z.string().max(LIMITS.labelKey), z.unknown())
+  .superRefine((value, ctx) => {
+    const violation = jsonBoundViolation(value);
+    if (violation !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: violation.rule,
+        path: violation.path,
+      });
+    }
+  });
 
 const intOrString = z.union([int, text(LIMITS.short)], {
   error: (iss) =>

@@ -22,6 +22,8 @@ const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 export interface TestSqs {
   endpoint: string;
   queueUrl: string;
+  /** Where the queue moves a message after `maxReceiveCount` receives. */
+  deadLetterQueueUrl: string;
   bucket: string;
   sqs: SQSClient;
   s3: S3Client;
@@ -32,6 +34,8 @@ export interface TestSqs {
 export interface StartSqsOptions {
   /** The queue's MaximumMessageSize; SQS's own maximum by default. */
   maxMessageBytes?: number;
+  /** Receives before a message moves to `deadLetterQueueUrl` (default: never). */
+  maxReceiveCount?: number;
 }
 
 /** Starts fauxqs on port 0 with a FIFO queue and a claim bucket. */
@@ -40,6 +44,9 @@ export async function startSqs(
 ): Promise<TestSqs> {
   const server = await startFauxqs({ port: 0, logger: false });
   const suffix = randomUUID().slice(0, 8);
+  const dlq = server.createQueue(`inventory-dlq-${suffix}.fifo`, {
+    attributes: { FifoQueue: 'true' },
+  });
   const { queueUrl } = server.createQueue(`inventory-${suffix}.fifo`, {
     attributes: {
       FifoQueue: 'true',
@@ -47,6 +54,14 @@ export async function startSqs(
       // dedup would merge two identical snapshots.
       ContentBasedDeduplication: 'false',
       MaximumMessageSize: String(options.maxMessageBytes ?? 1024 * 1024),
+      ...(options.maxReceiveCount === undefined
+        ? {}
+        : {
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: dlq.queueArn,
+              maxReceiveCount: options.maxReceiveCount,
+            }),
+          }),
     },
   });
   const { bucketName } = server.createBucket(`claims-${suffix}`);
@@ -56,6 +71,7 @@ export async function startSqs(
   return {
     endpoint,
     queueUrl,
+    deadLetterQueueUrl: dlq.queueUrl,
     bucket: bucketName,
     sqs,
     s3,

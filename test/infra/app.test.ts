@@ -354,8 +354,11 @@ describe('least privilege', () => {
         templates,
       );
 
-      // Assess
-      expect(readable, name).toEqual([secret]);
+      // Assess (the live reads' NATS secret is checked on its own below)
+      expect(
+        readable.filter((arn) => !arn.includes('k8s-inventory/nats')),
+        name,
+      ).toEqual([secret]);
       expect(env.DATABASE_SECRET_ARN, name).toBe(secret);
       expect(env.DATABASE_HOST, name).toBe(
         ref(database, database.proxy.endpoint),
@@ -386,6 +389,39 @@ describe('least privilege', () => {
       [APPLICATION_LOGINS.tenancy.role]: tenancy,
       [APPLICATION_LOGINS.ingest.role]: bridge,
     });
+  });
+
+  it('gives the live-read functions, and only them, the NATS secret to read', () => {
+    const { api } = synthesized.inventory;
+    const all: readonly RouteDefinition[] = routes;
+    const live = all.filter((route) => route.liveReads);
+    expect(live.map((route) => route.name).sort()).toEqual([
+      'get-live-logs',
+      'get-live-manifest',
+      'list-live-revisions',
+    ]);
+    for (const route of all) {
+      const name = names.api(route);
+      const environment = functionEnvironment(
+        synthesized.templates.api,
+        api.stackName,
+        name,
+        templates,
+      );
+      const secrets = resourcesFor(
+        statementsOf(api, name),
+        'secretsmanager:GetSecretValue',
+      ).filter((arn) => arn.includes('k8s-inventory/nats'));
+      if (route.liveReads) {
+        expect(environment.NATS_SECRET_ID, route.name).toBe(
+          'k8s-inventory/nats',
+        );
+        expect(secrets, route.name).toHaveLength(1);
+      } else {
+        expect(environment.NATS_SECRET_ID, route.name).toBeUndefined();
+        expect(secrets, route.name).toEqual([]);
+      }
+    }
   });
 
   it('lets only the migrate function read the owner secret', () => {

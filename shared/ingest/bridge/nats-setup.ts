@@ -11,6 +11,7 @@ import {
   type JetStreamManager,
   jetstreamManager,
   StorageType,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import {
   connect,
@@ -25,8 +26,16 @@ import {
   type NatsConnectOptions,
 } from './options.ts';
 
-/** Subjects of the stream when the bridge creates it. */
-export const STREAM_SUBJECTS = ['proxima.>'];
+/**
+ * Subjects of the stream when the bridge creates (or owns) it: telemetry
+ * subjects have exactly five tokens. Never `proxima.>`: that would capture
+ * the live reads' `proxima.system.commands.{agent_id}` requests, and the
+ * stream's publish acknowledgement would answer every request before the
+ * agent could (wire contract, Transport).
+ */
+export const STREAM_SUBJECTS = ['proxima.*.*.*.*'];
+/** A subject the stream must never capture (the live reads' requests). */
+const COMMAND_SUBJECT_PROBE = 'proxima.system.commands.probe';
 /** Long enough for an 8 MB S3 upload plus SDK retries; `working()` extends it. */
 export const DEFAULT_ACK_WAIT_MS = 60_000;
 /**
@@ -160,7 +169,8 @@ async function ensureStream(
 ) {
   const { stream } = setup;
   try {
-    return await jsm.streams.info(stream);
+    const info = await jsm.streams.info(stream);
+    return await checkStreamSubjects(jsm, info, setup.createStream);
   } catch (error) {
     if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
     if (!setup.createStream) {
@@ -177,6 +187,55 @@ async function ensureStream(
     logger.info('stream created', { stream, subjects: STREAM_SUBJECTS });
     return info;
   }
+}
+
+/**
+ * A stream the bridge owns (createStream) is brought to STREAM_SUBJECTS at
+ * start, so a local stack created with the old `proxima.>` stops swallowing
+ * live-read requests. A platform's stream is never changed; one that
+ * captures the command subjects is logged at ERROR, since every live read
+ * would then be answered by JetStream instead of the agent.
+ */
+async function checkStreamSubjects(
+  jsm: JetStreamManager,
+  info: StreamInfo,
+  owned: boolean,
+): Promise<StreamInfo> {
+  const subjects = info.config.subjects ?? [];
+  if (owned) {
+    const same =
+      subjects.length === STREAM_SUBJECTS.length &&
+      STREAM_SUBJECTS.every((subject) => subjects.includes(subject));
+    if (same) return info;
+    const updated = await jsm.streams.update(info.config.name, {
+      subjects: STREAM_SUBJECTS,
+    });
+    logger.info('stream subjects updated', {
+      stream: info.config.name,
+      from: subjects,
+      to: STREAM_SUBJECTS,
+    });
+    return updated;
+  }
+  if (subjects.some((s) => subjectMatches(s, COMMAND_SUBJECT_PROBE))) {
+    logger.error(
+      'stream captures proxima.system.commands.*: live reads will fail',
+      { stream: info.config.name, subjects },
+    );
+  }
+  return info;
+}
+
+/** Whether the NATS subject `pattern` (with `*` and `>`) matches `subject`. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const want = pattern.split('.');
+  const have = subject.split('.');
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === '>') return have.length > i;
+    if (i >= have.length) return false;
+    if (want[i] !== '*' && want[i] !== have[i]) return false;
+  }
+  return want.length === have.length;
 }
 
 async function findConsumer(

@@ -99,16 +99,21 @@ export async function startWorld(
     maxMessageBytes?: number;
     bridge?: Partial<BridgeOptions>;
     poller?: IngestOptions['poller'];
+    /** The queue's maxReceiveCount (then a dead-letter queue), as in AWS. */
+    maxReceiveCount?: number;
   } = {},
 ): Promise<World> {
   const database = await createTestDatabase();
   const tenant = await createTenant(database.db);
   const nats = await startNatsServer();
-  const sqs = await startSqs(
-    options.maxMessageBytes === undefined
+  const sqs = await startSqs({
+    ...(options.maxMessageBytes === undefined
       ? {}
-      : { maxMessageBytes: options.maxMessageBytes },
-  );
+      : { maxMessageBytes: options.maxMessageBytes }),
+    ...(options.maxReceiveCount === undefined
+      ? {}
+      : { maxReceiveCount: options.maxReceiveCount }),
+  });
   const relay = await startOutageSwitch(sqs.endpoint);
   const sqsClient = createSqsClient(relay.endpoint);
   const s3Client = createS3Client(relay.endpoint);
@@ -122,6 +127,9 @@ export async function startWorld(
     queueUrl: sqs.queueUrl,
     bucket: sqs.bucket,
     maxBytes,
+    ...(options.maxReceiveCount === undefined
+      ? {}
+      : { maxReceives: options.maxReceiveCount }),
     bridge: { ...FAST_BRIDGE, ...options.bridge },
     poller: {
       concurrency: 2,

@@ -133,8 +133,8 @@ describe('sync handler', () => {
       agentId,
     ]);
 
-  it('fails a record that hit a transient error and every later record of the batch', async () => {
-    // Prepare
+  it('fails a record that hit a transient error and the later records of its group, and runs the other groups’ records', async () => {
+    // Prepare: two clusters in one batch, B's first record unreadable.
     const first = valid();
     const broken = valid();
     broken.record.messageAttributes[QueueAttribute.claimCheck] = {
@@ -143,9 +143,18 @@ describe('sync handler', () => {
       stringListValues: [],
       binaryListValues: [],
     };
+    const brokenSubject =
+      broken.record.messageAttributes[QueueAttribute.subject]!.stringValue!;
+    const sameGroupLater = recordOf(
+      brokenSubject,
+      JSON.stringify({
+        ...(JSON.parse(valid().record.body) as Msg),
+        agent_id: broken.agentId,
+      }),
+    );
     const later = valid();
     const event: SQSEvent = {
-      Records: [first.record, broken.record, later.record],
+      Records: [first.record, broken.record, sameGroupLater, later.record],
     };
 
     // Act
@@ -154,10 +163,11 @@ describe('sync handler', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([
       { itemIdentifier: broken.record.messageId },
-      { itemIdentifier: later.record.messageId },
+      { itemIdentifier: sameGroupLater.messageId },
     ]);
     expect(await clusterOf(first.agentId)).toBeDefined();
-    expect(await clusterOf(later.agentId)).toBeUndefined();
+    expect(await clusterOf(broken.agentId)).toBeUndefined();
+    expect(await clusterOf(later.agentId)).toBeDefined();
   });
 
   it.each([

@@ -1,0 +1,7 @@
+/** GET /api/v1/clusters/{clusterID}/live/revisions: a workload's rollout history, read now through the cluster's agent. */
+import { apiHandler } from '../../shared/http/api-handler.ts';
+import { serveLiveRead } from '../../shared/live/handlers.ts';
+
+export const handler = apiHandler('list-live-revisions', (request) =>
+  serveLiveRead(request, { route: 'revisions', query: request.query }),
+);

@@ -1,0 +1,282 @@
+/**
+ * The live-read audit trail (migration 0016, `live_read_audit`): one row per
+ * live read that passed the access and parameter checks, whatever became of
+ * it. A read the agent is asked for gets its row first (outcome `pending`),
+ * completed once the read ends; a row that cannot be written refuses the
+ * read (503 audit_unavailable), because an unaudited log read is what the
+ * trail exists to prevent. Never stored: log text, object content, the
+ * agent's messages.
+ *
+ * Read back by GET /api/v1/audit/live-reads within the caller's audit:read
+ * scope, newest first; kept AUDIT_RETENTION_DAYS by the retention sweep.
+ */
+import { z } from 'zod';
+import type { Scope } from '../auth/access.ts';
+import { scopeCondition } from '../auth/scope-sql.ts';
+import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
+import { SqlParams } from '../db/params.ts';
+import { type Queryable, query, queryOne } from '../db/pool.ts';
+import { LiveReadError } from '../errors.ts';
+import { oneOfField, timeField, uuidField } from '../http/fields.ts';
+import {
+  offsetOf,
+  type PageMeta,
+  type Paging,
+  pageMeta,
+  pagingFields,
+} from '../http/paging.ts';
+import type { RouteQuery } from '../http/query.ts';
+import { JsonText } from '../http/response.ts';
+import { logger } from '../observability/logger.ts';
+import type { LiveRoute } from './gates.ts';
+
+/** Who read what of which cluster: everything but the outcome. */
+export interface AuditEntry {
+  requestId: string;
+  clientId: string;
+  environmentId: string;
+  clusterId: string;
+  clusterName: string;
+  agentId: string;
+  subject: string;
+  email: string | undefined;
+  actor: string;
+  route: LiveRoute;
+  kind?: string | undefined;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  pod?: string | undefined;
+  container?: string | undefined;
+  previous?: boolean | undefined;
+  sinceTime?: string | undefined;
+}
+
+export interface AuditOutcome {
+  /** `ok`, or the response's error code. */
+  outcome: string;
+  status: number;
+  durationMs: number;
+  /** Bytes of the response body returned (0 for an error). */
+  bytes: number;
+}
+
+const INSERT_SQL = `
+  insert into live_read_audit
+    (client_id, environment_id, cluster_id, cluster_name, agent_id, subject,
+     email, actor, route, kind, namespace, name, pod, container, previous,
+     since_time, outcome, status, duration_ms, bytes, request_id)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+          $16, $17, $18, $19, $20, $21)
+  returning id`;
+
+const FINISH_SQL = `
+  update live_read_audit
+     set outcome = $2, status = $3, duration_ms = $4, bytes = $5
+   where id = $1 and outcome = 'pending'`;
+
+function auditUnavailable(cause: unknown): LiveReadError {
+  logger.error('live read refused: its audit row could not be written', {
+    error: cause instanceof Error ? cause.message : String(cause),
+  });
+  return new LiveReadError(
+    503,
+    'audit_unavailable',
+    'live reads are unavailable: the read could not be audited',
+    { cause },
+  );
+}
+
+/**
+ * Writes the entry's row, `pending` when no outcome is given yet; returns
+ * its id. Throws 503 audit_unavailable when it cannot.
+ */
+export async function insertAudit(
+  db: Queryable,
+  entry: AuditEntry,
+  outcome?: AuditOutcome,
+): Promise<string> {
+  try {
+    const row = await queryOne<{ id: string }>(db, INSERT_SQL, [
+      entry.clientId,
+      entry.environmentId,
+      entry.clusterId,
+      entry.clusterName,
+      entry.agentId,
+      entry.subject,
+      entry.email ?? null,
+      entry.actor,
+      entry.route,
+      entry.kind ?? null,
+      entry.namespace ?? null,
+      entry.name ?? null,
+      entry.pod ?? null,
+      entry.container ?? null,
+      entry.previous ?? null,
+      entry.sinceTime ?? null,
+      outcome?.outcome ?? 'pending',
+      outcome?.status ?? null,
+      outcome?.durationMs ?? null,
+      outcome?.bytes ?? null,
+      entry.requestId,
+    ]);
+    return String(row.id);
+  } catch (error) {
+    throw auditUnavailable(error);
+  }
+}
+
+/** Completes a pending row; 503 audit_unavailable when it cannot. */
+export async function finishAudit(
+  db: Queryable,
+  id: string,
+  outcome: AuditOutcome,
+): Promise<void> {
+  let updated: number;
+  try {
+    const result = await db.query(FINISH_SQL, [
+      id,
+      outcome.outcome,
+      outcome.status,
+      Math.round(outcome.durationMs),
+      outcome.bytes,
+    ]);
+    updated = result.rowCount ?? 0;
+  } catch (error) {
+    throw auditUnavailable(error);
+  }
+  if (updated !== 1) {
+    throw auditUnavailable(new Error(`audit row ${id} is not pending`));
+  }
+}
+
+// ------------------------------------------------------------- the list
+
+/** GET /api/v1/audit/live-reads's parameters. */
+export const auditListQuery = {
+  schema: z.object({
+    ...pagingFields(200),
+    /** An email (case ignored) or a JWT subject. */
+    user: z.string().min(1, 'user must not be empty').max(320).optional(),
+    cluster_id: uuidField('cluster_id').optional(),
+    route: oneOfField('route', ['manifest', 'revisions', 'logs'])
+      .transform((v) => v as LiveRoute)
+      .optional(),
+    from: timeField('from').optional(),
+    to: timeField('to').optional(),
+  }),
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
+
+export type AuditListQuery = z.output<typeof auditListQuery.schema>;
+export const AUDIT_DEFAULT_PER_PAGE = 50;
+
+const ITEM_JSON = jsonObject([
+  ['id', 'a.id::text'],
+  ['at', isoTimestamp('a.at')],
+  ['request_id', 'a.request_id'],
+  ['client_id', 'a.client_id'],
+  ['environment_id', 'a.environment_id'],
+  ['cluster_id', 'a.cluster_id'],
+  ['cluster_name', 'a.cluster_name'],
+  ['agent_id', 'a.agent_id'],
+  ['subject', 'a.subject'],
+  ['email', 'a.email'],
+  ['actor', 'a.actor'],
+  ['route', 'a.route'],
+  ['kind', 'a.kind'],
+  ['namespace', 'a.namespace'],
+  ['name', 'a.name'],
+  ['pod', 'a.pod'],
+  ['container', 'a.container'],
+  ['previous', 'a.previous'],
+  ['since_time', isoTimestamp('a.since_time')],
+  ['outcome', 'a.outcome'],
+  ['status', 'a.status'],
+  ['duration_ms', 'a.duration_ms'],
+  ['bytes', 'a.bytes'],
+]);
+
+export interface AuditFilter {
+  user?: string | undefined;
+  clusterId?: string | undefined;
+  route?: LiveRoute | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/**
+ * The audit rows inside `scope` matching every filter, newest first, one
+ * page of them, and the total. An empty scope reads nothing.
+ */
+export async function listAudit(
+  db: Queryable,
+  scope: Scope,
+  filter: AuditFilter,
+  paging: Paging,
+): Promise<{ items: JsonText<unknown[]>; meta: PageMeta }> {
+  const params = new SqlParams();
+  const where = [
+    scopeCondition(scope, params, {
+      client: 'a.client_id',
+      environment: 'a.environment_id',
+    }),
+  ];
+  if (filter.user !== undefined) {
+    const user = params.add(filter.user);
+    where.push(`(lower(a.email) = lower(${user}) or a.subject = ${user})`);
+  }
+  if (filter.clusterId !== undefined) {
+    where.push(`a.cluster_id = ${params.add(filter.clusterId)}`);
+  }
+  if (filter.route !== undefined) {
+    where.push(`a.route = ${params.add(filter.route)}`);
+  }
+  if (filter.from !== undefined) {
+    where.push(`a.at >= ${params.add(filter.from)}::timestamptz`);
+  }
+  if (filter.to !== undefined) {
+    where.push(`a.at <= ${params.add(filter.to)}::timestamptz`);
+  }
+  const condition = where.join(' and ');
+  const limit = params.add(paging.perPage);
+  const offset = params.add(offsetOf(paging));
+  const rows = await query<{ item: string; total: number }>(
+    db,
+    `select ${ITEM_JSON}::text as item, count(*) over () as total
+       from live_read_audit a
+      where ${condition}
+      order by a.at desc, a.id desc
+      limit ${limit} offset ${offset}`,
+    params.values,
+  );
+  let total = rows[0] === undefined ? undefined : Number(rows[0].total);
+  if (total === undefined) {
+    const counted = await queryOne<{ total: string }>(
+      db,
+      `select count(*) as total from live_read_audit a where ${condition}`,
+      params.values.slice(0, -2),
+    );
+    total = Number(counted.total);
+  }
+  return {
+    items: JsonText.array(rows.map((row) => row.item)),
+    meta: pageMeta(total, paging),
+  };
+}
+
+// ------------------------------------------------------------ retention
+
+const EXPIRE_SQL = `
+  with gone as (delete from live_read_audit where at < $1 returning 1)
+  select count(*)::int as n from gone`;
+
+/** Deletes audit rows older than `days` (the retention sweep). */
+export async function expireAudit(
+  db: Queryable,
+  days: number,
+  now: Date = new Date(),
+): Promise<number> {
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  const row = await queryOne<{ n: number }>(db, EXPIRE_SQL, [cutoff]);
+  return row.n;
+}

@@ -1,0 +1,241 @@
+/**
+ * The API's NATS connection for live reads: one per process (per Lambda
+ * instance), opened on first use from the configuration and shared by every
+ * request. Locally NATS_URL (and NATS_CREDS); in AWS the bridge's NATS
+ * secret (NATS_SECRET_ID, its name or ARN; JSON `{url, creds}`, read once
+ * per cold start).
+ * No configured server, a server that cannot be reached, or a connection
+ * that is down right now: there is no connection, and the route answers
+ * 503 live_unavailable instead of letting the request wait out its 15 s.
+ *
+ * `kubeQuery` sends one request and maps NATS's failures to the spec's
+ * codes: no responder 502 agent_unreachable, no reply in time 504
+ * agent_timeout, the connection gone 503 live_unavailable.
+ */
+import {
+  ClosedConnectionError,
+  ConnectionError,
+  connect,
+  credsAuthenticator,
+  DrainingConnectionError,
+  type NatsConnection,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
+import type { Config } from '../config.ts';
+import { LiveReadError } from '../errors.ts';
+import { logger } from '../observability/logger.ts';
+import { commandSubject } from './kube-query.ts';
+
+/** Where live reads connect; undefined: no NATS configured. */
+export interface LiveNatsTarget {
+  url: string;
+  /** A `.creds` file's content; empty or absent for no authentication. */
+  creds?: string | undefined;
+}
+
+/** How long a first connection may take before the read is refused. */
+const CONNECT_TIMEOUT_MS = 3_000;
+
+export interface LiveNats {
+  connection: NatsConnection;
+  /** False while the client is reconnecting: requests would only wait. */
+  connected(): boolean;
+}
+
+/** Opens a connection that reconnects forever and reports its state. */
+export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
+  const creds = target.creds?.trim();
+  const connection = await connect({
+    servers: target.url,
+    name: 'k8s-inventory-api',
+    timeout: CONNECT_TIMEOUT_MS,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+    ...(creds
+      ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) }
+      : {}),
+  });
+  let up = true;
+  void (async () => {
+    for await (const status of connection.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnecting') {
+        up = false;
+      } else if (status.type === 'reconnect') {
+        up = true;
+      }
+    }
+  })();
+  return {
+    connection,
+    connected: () => up && !connection.isClosed(),
+  };
+}
+
+/** The target the configuration names (reads the secret in AWS). */
+export async function resolveLiveNatsTarget(
+  config: Config,
+): Promise<LiveNatsTarget | undefined> {
+  if (config.NATS_URL) {
+    return { url: config.NATS_URL, creds: config.NATS_CREDS };
+  }
+  if (!config.NATS_SECRET_ID) return undefined;
+  const { GetSecretValueCommand, SecretsManagerClient } = await import(
+    '@aws-sdk/client-secrets-manager'
+  );
+  const client = new SecretsManagerClient({ region: config.AWS_REGION });
+  try {
+    const secret = await client.send(
+      new GetSecretValueCommand({ SecretId: config.NATS_SECRET_ID }),
+    );
+    const value = JSON.parse(secret.SecretString ?? '{}') as {
+      url?: unknown;
+      creds?: unknown;
+    };
+    if (typeof value.url !== 'string' || value.url === '') {
+      throw new Error('the NATS secret has no url');
+    }
+    return {
+      url: value.url,
+      creds: typeof value.creds === 'string' ? value.creds : undefined,
+    };
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Opens the connection on first use and keeps it; a failed attempt is
+ * forgotten, so the next request tries again.
+ */
+export class LiveNatsProvider {
+  #current: Promise<LiveNats | undefined> | undefined;
+  readonly #target: () => Promise<LiveNatsTarget | undefined>;
+
+  constructor(target: () => Promise<LiveNatsTarget | undefined>) {
+    this.#target = target;
+  }
+
+  /** The open connection, or undefined when there is none to be had. */
+  async get(): Promise<LiveNats | undefined> {
+    this.#current ??= this.#open();
+    const nats = await this.#current;
+    if (nats?.connection.isClosed()) {
+      this.#current = undefined;
+      return undefined;
+    }
+    return nats;
+  }
+
+  async #open(): Promise<LiveNats | undefined> {
+    try {
+      const target = await this.#target();
+      if (target === undefined) return undefined;
+      return await openLiveNats(target);
+    } catch (error) {
+      // Not the target itself: a URL can carry a password.
+      logger.warn('live reads: no NATS connection', {
+        error: error instanceof Error ? error.name : String(error),
+      });
+      this.#current = undefined;
+      return undefined;
+    }
+  }
+
+  /** Drains the connection (shutdown, tests). */
+  async close(): Promise<void> {
+    const nats = await this.#current;
+    this.#current = undefined;
+    if (nats && !nats.connection.isClosed()) await nats.connection.drain();
+  }
+}
+
+function unavailable(cause?: unknown): LiveReadError {
+  return new LiveReadError(
+    503,
+    'live_unavailable',
+    'live reads are unavailable: the backend has no NATS connection',
+    { cause },
+  );
+}
+
+/**
+ * Sends `request` to the agent and returns its reply's bytes; the spec's
+ * error for each way NATS can fail.
+ */
+export async function kubeQuery(
+  nats: LiveNats | undefined,
+  agentId: string,
+  request: unknown,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  if (nats === undefined || !nats.connected()) throw unavailable();
+  try {
+    const reply = await nats.connection.request(
+      commandSubject(agentId),
+      JSON.stringify(request),
+      { timeout: timeoutMs },
+    );
+    return reply.data;
+  } catch (error) {
+    throw mapRequestError(error, timeoutMs);
+  }
+}
+
+function mapRequestError(error: unknown, timeoutMs: number): LiveReadError {
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (
+    error instanceof NoRespondersError ||
+    cause instanceof NoRespondersError ||
+    (error instanceof RequestError && error.isNoResponders())
+  ) {
+    return new LiveReadError(
+      502,
+      'agent_unreachable',
+      "the cluster's agent is not listening for live reads",
+      { cause: error },
+    );
+  }
+  if (error instanceof TimeoutError || cause instanceof TimeoutError) {
+    return new LiveReadError(
+      504,
+      'agent_timeout',
+      `the cluster's agent did not answer within ${Math.round(timeoutMs / 1000)} s`,
+      { cause: error },
+    );
+  }
+  if (
+    error instanceof ClosedConnectionError ||
+    error instanceof DrainingConnectionError ||
+    error instanceof ConnectionError
+  ) {
+    return unavailable(error);
+  }
+  logger.error('live read: unexpected NATS failure', {
+    error: error instanceof Error ? error.name : String(error),
+  });
+  return unavailable(error);
+}
+
+let shared = new LiveNatsProvider(async () => {
+  const { getConfig } = await import('../config.ts');
+  return resolveLiveNatsTarget(getConfig());
+});
+
+/** The process's live-read connection (from the configuration by default). */
+export function getLiveNats(): Promise<LiveNats | undefined> {
+  return shared.get();
+}
+
+/**
+ * Uses `target` for every later live read (the local stack's spawned
+ * server, tests); undefined: no NATS at all. The previous connection drains.
+ */
+export async function setLiveNatsTarget(
+  target: LiveNatsTarget | undefined,
+): Promise<void> {
+  const previous = shared;
+  shared = new LiveNatsProvider(async () => target);
+  await previous.close();
+}

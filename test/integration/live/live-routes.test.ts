@@ -1,0 +1,892 @@
+/**
+ * The live routes end to end: the local API server, a real PostgreSQL and a
+ * real nats-server, with a kube_query responder answering from fixture
+ * objects on the cluster's command subject.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { findClusterWithGrants } from '../../../shared/clusters/repo.ts';
+import { query } from '../../../shared/db/pool.ts';
+import type {
+  KubeQueryRequest,
+  LogsRequest,
+} from '../../../shared/live/kube-query.ts';
+import { UNSTAMPED_NOTE } from '../../../shared/live/logs.ts';
+import { getLiveNats, setLiveNatsTarget } from '../../../shared/live/nats.ts';
+import { readLive } from '../../../shared/live/read.ts';
+import {
+  insertClient,
+  insertCluster,
+  insertEnvironment,
+  insertGrant,
+} from '../../helpers/api-fixtures.ts';
+import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import {
+  type Answer,
+  startResponder,
+  type TestResponder,
+} from '../../helpers/kube-query-responder.ts';
+import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
+
+const DEPLOYMENT = JSON.parse(
+  readFileSync(
+    new URL(
+      '../../../../shared/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
+      import.meta.url,
+    ),
+    'utf8',
+  ),
+) as { metadata: { name: string; namespace: string } };
+
+const OPERATOR = 'olga.operator@example.test';
+const VIEWER = 'victor.viewer@example.test';
+const ADMIN = 'ada.admin@example.test';
+const OUTSIDER = 'otto.outsider@example.test';
+
+const observedAt = '2026-10-01T12:00:00.000Z';
+
+/** The fixture cluster's answers, as an agent of `version` gives them. */
+function fixtureAnswer(version: string): Answer {
+  return (request: KubeQueryRequest) => {
+    const ok = (result: unknown, notes: string[] = []) => ({
+      ok: true,
+      agent_version: version,
+      observed_at: observedAt,
+      notes,
+      result,
+    });
+    switch (request.query) {
+      case 'manifest':
+        if (request.name !== DEPLOYMENT.metadata.name) {
+          return {
+            ok: false,
+            agent_version: version,
+            error: {
+              code: 'not_found',
+              message: `deployments.apps "${request.name}" not found; retried with token=s3cr3tT0kenValue`,
+            },
+          };
+        }
+        return ok(
+          {
+            kind: request.kind,
+            namespace: request.namespace,
+            name: request.name,
+            object: DEPLOYMENT,
+          },
+          ['managedFields removed'],
+        );
+      case 'revisions':
+        return ok({
+          kind: request.kind,
+          namespace: request.namespace,
+          name: request.name,
+          revisions: [
+            {
+              revision: 2,
+              name: `${request.name}-7d9f8c5b4`,
+              created: '2026-09-30T10:00:00Z',
+              replicas: 3,
+              template_hash: '7d9f8c5b4',
+              containers: [{ name: 'db', image: 'postgres:16' }],
+              pod_template: { spec: { containers: [{ name: 'db' }] } },
+            },
+            {
+              revision: 1,
+              name: `${request.name}-5c6d7e8f9`,
+              created: '2026-09-01T10:00:00Z',
+              replicas: 0,
+              template_hash: '5c6d7e8f9',
+              containers: [{ name: 'db', image: 'postgres:15' }],
+              pod_template: null,
+            },
+          ],
+          truncated: false,
+        });
+      case 'logs': {
+        if (request.pod === 'multi' && request.container === undefined) {
+          return ok({
+            pod: request.pod,
+            container: null,
+            previous: request.previous,
+            lines: [],
+            truncated: false,
+            containers: ['app', 'sidecar'],
+            timestamps: request.timestamps,
+          });
+        }
+        const stamp = (n: number) =>
+          request.timestamps
+            ? `2026-10-01T11:59:${String(n).padStart(2, '0')}.123456789Z `
+            : '';
+        return ok({
+          pod: request.pod,
+          container: request.container ?? 'app',
+          previous: request.previous,
+          lines: [
+            `${stamp(1)}starting server on :8080`,
+            `${stamp(2)}connecting with password=hunter2hunter2 to db`,
+            `${stamp(3)}Authorization: Bearer abc.def.ghi`,
+          ],
+          truncated: request.tail <= 3,
+          timestamps: request.timestamps,
+        });
+      }
+    }
+  };
+}
+
+describe('live routes', () => {
+  let database: TestDatabase;
+  let nats: TestNatsServer;
+  let api: TestApi;
+  let clientId: string;
+  let environmentId: string;
+  const responders: TestResponder[] = [];
+  /** A cluster whose agent answers like `version`; its id and responder. */
+  const clusters: Record<
+    string,
+    { id: string; agentId: string; responder?: TestResponder }
+  > = {};
+  let foreignClusterId: string;
+  const tokens: Record<string, string> = {};
+
+  async function addCluster(
+    name: string,
+    columns: Record<string, unknown>,
+    answer?: Answer,
+  ) {
+    const agentId = randomUUID();
+    const id = await insertCluster(database.db, {
+      clientId,
+      environmentId,
+      name,
+      agent_id: agentId,
+      ...columns,
+    });
+    const responder =
+      answer === undefined
+        ? undefined
+        : await startResponder(nats.url, agentId, answer);
+    if (responder) responders.push(responder);
+    clusters[name] = { id, agentId, ...(responder ? { responder } : {}) };
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    nats = await startNatsServer();
+    api = await startTestApi(database.db);
+    await setLiveNatsTarget({ url: nats.url });
+    clientId = await insertClient(database.db, 'acme');
+    environmentId = await insertEnvironment(database.db, clientId, 'prod');
+    const otherClient = await insertClient(database.db, 'globex');
+    const otherEnv = await insertEnvironment(database.db, otherClient, 'prod');
+    foreignClusterId = await insertCluster(database.db, {
+      clientId: otherClient,
+      environmentId: otherEnv,
+      name: 'foreign',
+      agent_version: 'v0.9.0',
+    });
+    await addCluster(
+      'current',
+      { agent_version: 'v0.9.0' },
+      fixtureAnswer('v0.9.0'),
+    );
+    await addCluster(
+      'old',
+      { agent_version: 'v0.7.12' },
+      fixtureAnswer('v0.7.12'),
+    );
+    await addCluster(
+      'ancient',
+      { agent_version: 'v0.7.11' },
+      fixtureAnswer('v0.7.11'),
+    );
+    await addCluster('unversioned', {}, fixtureAnswer('v0.9.0'));
+    await addCluster(
+      'offline',
+      {
+        agent_version: 'v0.9.0',
+        agent_status: 'disconnected',
+        last_seen_at: new Date('2026-10-01T09:30:00Z'),
+      },
+      fixtureAnswer('v0.9.0'),
+    );
+    await addCluster('silent-agent', { agent_version: 'v0.9.0' });
+    await addCluster('garbled', { agent_version: 'v0.9.0' }, () => ({
+      ok: true,
+      agent_version: 'v0.9.0',
+    }));
+    await insertGrant(database.db, {
+      email: OPERATOR,
+      role: 'operator',
+      clientId,
+    });
+    await insertGrant(database.db, { email: VIEWER, role: 'viewer', clientId });
+    await insertGrant(database.db, { email: ADMIN, role: 'admin', clientId });
+    await insertGrant(database.db, {
+      email: OUTSIDER,
+      role: 'admin',
+      clientId: otherClient,
+    });
+    for (const email of [OPERATOR, VIEWER, ADMIN, OUTSIDER]) {
+      tokens[email] = await api.token(email);
+    }
+  });
+
+  afterAll(async () => {
+    for (const responder of responders) await responder.stop();
+    await setLiveNatsTarget(undefined);
+    await api?.close();
+    await nats?.stop();
+    await database?.drop();
+  });
+
+  beforeEach(async () => {
+    for (const responder of responders) {
+      responder.requests.length = 0;
+      responder.refused.length = 0;
+    }
+    await query(database.db, 'delete from live_read_audit');
+  });
+
+  const path = (cluster: string, route: string, params: string) =>
+    `/api/v1/clusters/${clusters[cluster]?.id ?? cluster}/live/${route}?${params}`;
+  const get = (email: string, cluster: string, route: string, params = '') =>
+    api.get(path(cluster, route, params), tokens[email]);
+  const asked = (cluster: string) =>
+    clusters[cluster]?.responder?.requests ?? [];
+  const askedLogs = (cluster: string) => asked(cluster) as LogsRequest[];
+
+  async function auditRows() {
+    return query<Record<string, unknown>>(
+      database.db,
+      'select * from live_read_audit order by id',
+    );
+  }
+
+  describe('manifest', () => {
+    it('returns the object the agent read, with its notes, and audits the read', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'current',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.data).toEqual({
+        kind: 'Deployment',
+        namespace: 'icx',
+        name: 'icx-db',
+        object: DEPLOYMENT,
+        notes: ['managedFields removed'],
+        observed_at: observedAt,
+      });
+      const [request] = asked('current');
+      expect(request).toMatchObject({
+        type: 'kube_query',
+        version: 1,
+        actor: OPERATOR,
+        query: 'manifest',
+        kind: 'Deployment',
+        namespace: 'icx',
+        name: 'icx-db',
+      });
+      expect(Object.keys(request ?? {}).sort()).toEqual([
+        'actor',
+        'kind',
+        'name',
+        'namespace',
+        'query',
+        'request_id',
+        'type',
+        'version',
+      ]);
+      const [row] = await auditRows();
+      expect(row).toMatchObject({
+        cluster_id: clusters.current?.id,
+        cluster_name: 'current',
+        client_id: clientId,
+        environment_id: environmentId,
+        email: OPERATOR,
+        subject: `test:${OPERATOR}`,
+        actor: OPERATOR,
+        route: 'manifest',
+        kind: 'Deployment',
+        namespace: 'icx',
+        name: 'icx-db',
+        pod: null,
+        outcome: 'ok',
+        status: 200,
+        request_id: request?.request_id,
+        bytes: Buffer.byteLength(JSON.stringify(response.body.data)),
+      });
+      expect(row?.duration_ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it('passes an agent error on as 502 agent_error with its message sanitized, and audits it', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'current',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=missing',
+      );
+
+      // Assess
+      expect(response.status).toBe(502);
+      expect(response.body.error.code).toBe('agent_error');
+      expect(response.body.error.message).toContain(
+        'deployments.apps "missing" not found',
+      );
+      expect(response.body.error.message).not.toContain('s3cr3tT0kenValue');
+      const rows = await auditRows();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({
+        outcome: 'agent_error',
+        status: 502,
+        bytes: 0,
+      });
+      expect(JSON.stringify(rows[0])).not.toContain('not found');
+    });
+
+    it('answers 502 agent_error when the reply breaks the contract', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'garbled',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Assess
+      expect(response.status).toBe(502);
+      expect(response.body.error.code).toBe('agent_error');
+    });
+  });
+
+  describe('revisions', () => {
+    it('returns the rollout history newest first, as the agent sent it', async () => {
+      // Act
+      const response = await get(
+        VIEWER,
+        'current',
+        'revisions',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({
+        kind: 'Deployment',
+        namespace: 'icx',
+        name: 'icx-db',
+        truncated: false,
+        notes: [],
+        observed_at: observedAt,
+      });
+      expect(
+        response.body.data.revisions.map(
+          (r: { revision: number }) => r.revision,
+        ),
+      ).toEqual([2, 1]);
+      expect(response.body.data.revisions[1].pod_template).toBeNull();
+      expect(asked('current')[0]).toMatchObject({
+        query: 'revisions',
+        actor: VIEWER,
+      });
+    });
+  });
+
+  describe('logs', () => {
+    it('splits each stamped line into ts and text and sanitizes the text', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'current',
+        'logs',
+        'namespace=icx&pod=icx-db-1',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      const data = response.body.data;
+      expect(data).toMatchObject({
+        namespace: 'icx',
+        pod: 'icx-db-1',
+        container: 'app',
+        previous: false,
+        truncated: false,
+        timestamps: true,
+        notes: [],
+      });
+      expect(data.containers).toBeUndefined();
+      expect(data.lines[0]).toEqual({
+        ts: '2026-10-01T11:59:01.123456789Z',
+        text: 'starting server on :8080',
+      });
+      expect(data.lines[1].ts).toBe('2026-10-01T11:59:02.123456789Z');
+      expect(data.lines[1].text).toContain('connecting with password=');
+      expect(data.lines[1].text).not.toContain('hunter2');
+      expect(data.lines[2].text).not.toContain('abc.def.ghi');
+      expect(asked('current')[0]).toMatchObject({
+        query: 'logs',
+        tail: 100,
+        previous: false,
+        timestamps: true,
+      });
+      const [row] = await auditRows();
+      expect(row).toMatchObject({
+        route: 'logs',
+        pod: 'icx-db-1',
+        outcome: 'ok',
+      });
+      expect(JSON.stringify(row)).not.toContain('starting server');
+    });
+
+    it('asks for 300 lines on a follow read, whatever tail says', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'current',
+        'logs',
+        'namespace=icx&pod=icx-db-1&container=db&tail=5&previous=true&since_time=2026-10-01T11:58:00Z',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(asked('current')[0]).toMatchObject({
+        tail: 300,
+        container: 'db',
+        previous: true,
+        since_time: '2026-10-01T11:58:00.000Z',
+        timestamps: true,
+      });
+      const [row] = await auditRows();
+      expect(row).toMatchObject({ container: 'db', previous: true });
+      expect((row?.since_time as Date | undefined)?.toISOString()).toBe(
+        '2026-10-01T11:58:00.000Z',
+      );
+    });
+
+    it('says truncated when the read hit its line cap', async () => {
+      const response = await get(
+        OPERATOR,
+        'current',
+        'logs',
+        'namespace=icx&pod=icx-db-1&tail=3',
+      );
+      expect(response.status).toBe(200);
+      expect(response.body.data.truncated).toBe(true);
+      expect(askedLogs('current')[0]?.tail).toBe(3);
+    });
+
+    it("answers a pod with several containers with no lines and the pod's containers", async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'current',
+        'logs',
+        'namespace=icx&pod=multi',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({
+        pod: 'multi',
+        container: null,
+        lines: [],
+        containers: ['app', 'sidecar'],
+      });
+    });
+
+    it('serves a plain tail from a v0.7.12 agent unstamped, with a note, without asking for timestamps', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'old',
+        'logs',
+        'namespace=icx&pod=icx-db-1',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.data.timestamps).toBe(false);
+      expect(response.body.data.notes).toEqual([UNSTAMPED_NOTE]);
+      for (const line of response.body.data.lines) expect(line.ts).toBeNull();
+      expect(response.body.data.lines[0].text).toBe('starting server on :8080');
+      const [request] = askedLogs('old');
+      expect(request?.timestamps).toBe(false);
+      expect(request?.since_time).toBeUndefined();
+    });
+  });
+
+  describe('agent checks (the agent is never asked when one fails)', () => {
+    it.each([
+      [
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+        'old',
+        'v0.8.0',
+        'v0.7.12',
+      ],
+      [
+        'revisions',
+        'kind=StatefulSet&namespace=icx&name=icx-db',
+        'old',
+        'v0.8.0',
+        'v0.7.12',
+      ],
+      [
+        'logs',
+        'namespace=icx&pod=p&since_time=2026-10-01T11:58:00Z',
+        'old',
+        'v0.8.0',
+        'v0.7.12',
+      ],
+      ['logs', 'namespace=icx&pod=p', 'ancient', 'v0.7.12', 'v0.7.11'],
+      ['logs', 'namespace=icx&pod=p', 'unversioned', 'v0.7.12', null],
+      [
+        'manifest',
+        'kind=Pod&namespace=icx&name=p',
+        'unversioned',
+        'v0.8.0',
+        null,
+      ],
+    ])(
+      '%s (%s) on the %s agent is 409 agent_too_old',
+      async (route, params, cluster, required, version) => {
+        // Act
+        const response = await get(OPERATOR, cluster, route, params);
+
+        // Assess
+        expect(response.status).toBe(409);
+        expect(response.body.error.code).toBe('agent_too_old');
+        expect(response.body.error.details).toEqual({
+          required_version: required,
+          agent_version: version,
+        });
+        expect(asked(cluster)).toHaveLength(0);
+        const rows = await auditRows();
+        expect(rows).toHaveLength(1);
+        expect(rows[0]).toMatchObject({
+          outcome: 'agent_too_old',
+          status: 409,
+        });
+      },
+    );
+
+    it('answers 409 agent_offline naming the last-seen time', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'offline',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+
+      // Assess
+      expect(response.status).toBe(409);
+      expect(response.body.error.code).toBe('agent_offline');
+      expect(response.body.error.message).toContain('2026-10-01T09:30:00.000Z');
+      expect(asked('offline')).toHaveLength(0);
+    });
+  });
+
+  describe('NATS failures', () => {
+    it('answers 502 agent_unreachable when nothing listens on the command subject', async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'silent-agent',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Assess
+      expect(response.status).toBe(502);
+      expect(response.body.error.code).toBe('agent_unreachable');
+      const [row] = await auditRows();
+      expect(row).toMatchObject({ outcome: 'agent_unreachable', status: 502 });
+    });
+
+    it('answers 504 agent_timeout when the agent does not answer in time, and audits it', async () => {
+      // Prepare: an agent that takes the request and never answers; the
+      // domain call with a short bound stands for the route's 15 s.
+      const agentId = randomUUID();
+      const mute = await startResponder(nats.url, agentId, () => undefined);
+      responders.push(mute);
+      const { cluster } = await findClusterWithGrants(
+        database.db,
+        clusters.current?.id ?? '',
+        OPERATOR,
+      );
+      if (!cluster) throw new Error('fixture cluster missing');
+
+      // Act
+      const reading = readLive(
+        { sub: `test:${OPERATOR}`, email: OPERATOR },
+        { ...cluster, agent_id: agentId },
+        { route: 'logs', query: { namespace: 'icx', pod: 'p' } },
+        {
+          db: database.db,
+          nats: getLiveNats,
+          rateLimit: async () => {},
+          timeoutMs: 300,
+        },
+      );
+
+      // Assess
+      await expect(reading).rejects.toMatchObject({
+        status: 504,
+        code: 'agent_timeout',
+      });
+      expect(mute.requests).toHaveLength(1);
+      const [row] = await auditRows();
+      expect(row).toMatchObject({ outcome: 'agent_timeout', status: 504 });
+    });
+
+    it('answers 503 live_unavailable without a NATS connection', async () => {
+      // Prepare
+      await setLiveNatsTarget(undefined);
+      try {
+        // Act
+        const response = await get(
+          OPERATOR,
+          'current',
+          'logs',
+          'namespace=icx&pod=p',
+        );
+
+        // Assess
+        expect(response.status).toBe(503);
+        expect(response.body.error.code).toBe('live_unavailable');
+        const [row] = await auditRows();
+        expect(row).toMatchObject({ outcome: 'live_unavailable', status: 503 });
+      } finally {
+        await setLiveNatsTarget({ url: nats.url });
+      }
+    });
+  });
+
+  describe('the audit trail', () => {
+    async function failAuditOn(operation: 'insert' | 'update') {
+      await query(
+        database.db,
+        `create or replace function live_read_audit_refuse() returns trigger
+           language plpgsql as $$ begin raise exception 'audit store refuses'; end $$`,
+      );
+      await query(
+        database.db,
+        `create trigger refuse_audit before ${operation} on live_read_audit
+           for each row execute function live_read_audit_refuse()`,
+      );
+      return () =>
+        query(database.db, 'drop trigger refuse_audit on live_read_audit');
+    }
+
+    it('refuses a read whose audit row cannot be written, before the agent is asked', async () => {
+      // Prepare
+      const restore = await failAuditOn('insert');
+      try {
+        // Act
+        const response = await get(
+          OPERATOR,
+          'current',
+          'logs',
+          'namespace=icx&pod=p',
+        );
+
+        // Assess
+        expect(response.status).toBe(503);
+        expect(response.body.error.code).toBe('audit_unavailable');
+        expect(asked('current')).toHaveLength(0);
+      } finally {
+        await restore();
+      }
+    });
+
+    it('refuses a read whose audit row cannot be completed, returning nothing it read', async () => {
+      // Prepare
+      const restore = await failAuditOn('update');
+      try {
+        // Act
+        const response = await get(
+          OPERATOR,
+          'current',
+          'logs',
+          'namespace=icx&pod=p',
+        );
+
+        // Assess
+        expect(response.status).toBe(503);
+        expect(response.body.error.code).toBe('audit_unavailable');
+        expect(JSON.stringify(response.body)).not.toContain('starting server');
+        const [row] = await auditRows();
+        expect(row?.outcome).toBe('pending');
+      } finally {
+        await restore();
+      }
+    });
+
+    it('lists the rows to an admin of the client, newest first, filtered by route, user and cluster', async () => {
+      // Prepare
+      await get(OPERATOR, 'current', 'logs', 'namespace=icx&pod=p');
+      await get(
+        VIEWER,
+        'current',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+      await get(
+        OPERATOR,
+        'old',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Act
+      const all = await api.get('/api/v1/audit/live-reads', tokens[ADMIN]);
+      const logs = await api.get(
+        '/api/v1/audit/live-reads?route=logs',
+        tokens[ADMIN],
+      );
+      const byUser = await api.get(
+        `/api/v1/audit/live-reads?user=${encodeURIComponent(VIEWER.toUpperCase())}`,
+        tokens[ADMIN],
+      );
+      const byCluster = await api.get(
+        `/api/v1/audit/live-reads?cluster_id=${clusters.old?.id}&per_page=1`,
+        tokens[ADMIN],
+      );
+
+      // Assess
+      expect(all.status).toBe(200);
+      expect(all.body.meta).toEqual({ total: 3, page: 1, per_page: 50 });
+      expect(all.body.data.map((r: { route: string }) => r.route)).toEqual([
+        'manifest',
+        'manifest',
+        'logs',
+      ]);
+      expect(all.body.data[0]).toMatchObject({
+        cluster_name: 'old',
+        outcome: 'agent_too_old',
+        status: 409,
+        email: OPERATOR,
+      });
+      expect(logs.body.data).toHaveLength(1);
+      expect(byUser.body.data.map((r: { email: string }) => r.email)).toEqual([
+        VIEWER,
+      ]);
+      expect(byCluster.body.meta.total).toBe(1);
+      expect(byCluster.body.data[0].cluster_id).toBe(clusters.old?.id);
+    });
+
+    it('shows an admin of another client none of them, and refuses an operator', async () => {
+      // Prepare
+      await get(OPERATOR, 'current', 'logs', 'namespace=icx&pod=p');
+
+      // Act
+      const outsider = await api.get(
+        '/api/v1/audit/live-reads',
+        tokens[OUTSIDER],
+      );
+      const operator = await api.get(
+        '/api/v1/audit/live-reads',
+        tokens[OPERATOR],
+      );
+      const bad = await api.get(
+        '/api/v1/audit/live-reads?since=yesterday',
+        tokens[ADMIN],
+      );
+
+      // Assess
+      expect(outsider.status).toBe(200);
+      expect(outsider.body.data).toEqual([]);
+      expect(operator.status).toBe(403);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details).toEqual({ param: 'since' });
+    });
+  });
+
+  describe('access, then validation', () => {
+    it('never opens logs with assets:read', async () => {
+      const response = await get(
+        VIEWER,
+        'current',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+      expect(response.status).toBe(403);
+      expect(asked('current')).toHaveLength(0);
+      expect(await auditRows()).toHaveLength(0);
+    });
+
+    it('answers 404 for a cluster of another client before looking at the parameters', async () => {
+      const response = await get(OPERATOR, foreignClusterId, 'logs', 'bogus=1');
+      expect(response.status).toBe(404);
+    });
+
+    it('answers 403 before 400', async () => {
+      const response = await get(
+        VIEWER,
+        'current',
+        'logs',
+        'namespace=NOT_A_LABEL',
+      );
+      expect(response.status).toBe(403);
+    });
+
+    it.each([
+      [
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db&extra=1',
+        'extra',
+      ],
+      ['manifest', 'kind=Secret&namespace=icx&name=creds', 'kind'],
+      ['manifest', 'kind=ConfigMap&namespace=icx&name=cfg', 'kind'],
+      ['manifest', 'namespace=icx&name=icx-db', 'kind'],
+      ['revisions', 'kind=Pod&namespace=icx&name=icx-db', 'kind'],
+      ['revisions', 'kind=Deployment&namespace=Icx&name=icx-db', 'namespace'],
+      ['revisions', 'kind=Deployment&namespace=icx&name=-bad', 'name'],
+      ['logs', 'namespace=icx', 'pod'],
+      ['logs', 'namespace=icx&pod=p&container=Bad_Name', 'container'],
+      ['logs', 'namespace=icx&pod=p&tail=0', 'tail'],
+      ['logs', 'namespace=icx&pod=p&tail=301', 'tail'],
+      ['logs', 'namespace=icx&pod=p&tail=1e2', 'tail'],
+      ['logs', 'namespace=icx&pod=p&previous=yes', 'previous'],
+      ['logs', 'namespace=icx&pod=p&since_time=2026-10-01', 'since_time'],
+      ['logs', 'namespace=icx&pod=p&pod=q', 'pod'],
+    ])(
+      '%s with %s is 400 bad_request naming %s, and the agent is not asked',
+      async (route, params, param) => {
+        // Act
+        const response = await get(OPERATOR, 'current', route, params);
+
+        // Assess
+        expect(response.status).toBe(400);
+        expect(response.body.error.code).toBe('bad_request');
+        expect(response.body.error.details.param).toBe(param);
+        expect(asked('current')).toHaveLength(0);
+      },
+    );
+  });
+
+  it('sends proxima-console:user:<sub> as the actor for a caller without an email', async () => {
+    // Only reachable once grants can name a subject; the actor rule itself:
+    const { actorOf } = await import('../../../shared/live/read.ts');
+    expect(actorOf({ sub: 'svc-42', email: undefined })).toBe(
+      'proxima-console:user:svc-42',
+    );
+    expect(actorOf({ sub: 'x', email: 'a@b.c' })).toBe('a@b.c');
+  });
+
+  it('keeps requests of the contract shape (none refused by its schema)', () => {
+    for (const responder of responders) expect(responder.refused).toEqual([]);
+  });
+});
