@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes`: runs one benchmark (bench/<name>.ts).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics`: runs one benchmark (bench/<name>.ts).
  */
 import { existsSync } from 'node:fs';
 
@@ -11,6 +11,7 @@ const BENCHES = [
   'live',
   'events',
   'changes',
+  'metrics',
 ] as const;
 const name = process.argv[2];
 

@@ -5,6 +5,11 @@
  */
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import {
+  createsMetricsWorkspace,
+  MetricsStack,
+  metricsStoreRef,
+} from './constructs/metrics-store.ts';
 import { type DeployParameters, parametersFromContext } from './parameters.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { DatabaseStack } from './stacks/database-stack.ts';
@@ -21,6 +26,8 @@ export interface InventoryApp {
   readonly api: ApiStack;
   readonly sweeps: SweepsStack;
   readonly monitoring: MonitoringStack;
+  /** Only when the app creates its own AMP workspace. */
+  readonly metrics: MetricsStack | undefined;
 }
 
 /** Adds the inventory stacks to `app`, configured from its context. */
@@ -43,18 +50,29 @@ export function buildInventoryApp(app: App): InventoryApp {
     ...placement,
     dataSubnets: network.dataSubnets,
   });
+  const metrics = createsMetricsWorkspace(parameters)
+    ? new MetricsStack(app, name('metrics'), {
+        description: description(
+          'Amazon Managed Service for Prometheus workspace',
+        ),
+        parameters,
+      })
+    : undefined;
+  const metricsStore = metricsStoreRef(parameters, metrics?.workspaceId);
   const ingest = new IngestStack(app, name('ingest'), {
     description: description('NATS bridge, inventory queue and sync'),
     parameters,
     ...placement,
     writer: database.logins.writer,
     bridgeLogin: database.logins.ingest,
+    metricsStore,
   });
   const api = new ApiStack(app, name('api'), {
     description: description('HTTP API, one function per route'),
     parameters,
     ...placement,
     reader: database.logins.reader,
+    metricsStore,
   });
   const sweeps = new SweepsStack(app, name('sweeps'), {
     description: description('scheduled sweeps'),
@@ -79,5 +97,14 @@ export function buildInventoryApp(app: App): InventoryApp {
 
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 
-  return { parameters, network, database, ingest, api, sweeps, monitoring };
+  return {
+    parameters,
+    network,
+    database,
+    ingest,
+    api,
+    sweeps,
+    monitoring,
+    metrics,
+  };
 }

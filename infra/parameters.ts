@@ -77,8 +77,18 @@ export const parametersSchema = z.object({
   eventHistoryDays: int(1, 366).default(14),
 
   // API.
-  /** Prometheus-compatible query API for the cluster metrics endpoint. */
+  /**
+   * A Prometheus-compatible store of your own for the cluster metrics: its
+   * query API base (no SigV4). Unset: Amazon Managed Service for Prometheus.
+   */
   metricsUrl: z.string().url().optional(),
+  /** With metricsUrl: where the sync remote-writes (default <metricsUrl>/api/v1/write). */
+  metricsWriteUrl: z.string().url().optional(),
+  /** An existing AMP workspace to use instead of creating one. */
+  metricsWorkspaceId: z
+    .string()
+    .regex(/^ws-[0-9a-zA-Z-]{1,60}$/, 'must be an AMP workspace id (ws-...)')
+    .optional(),
   apiThrottleRateLimit: int(1, 10_000).default(50),
   apiThrottleBurstLimit: int(1, 5_000).default(100),
 

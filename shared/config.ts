@@ -101,6 +101,22 @@ export const configSchema = z.object({
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
   METRICS_URL: z.string().url().optional(),
+  // Metrics store (shared/metrics/from-config.ts): the series writes after
+  // each sync and their format; a tenant header; SigV4 (AMP); deadlines.
+  METRICS_WRITE_URL: z.string().url().optional(),
+  METRICS_WRITE_FORMAT: z
+    .enum(['remote_write', 'vm_import'])
+    .default('remote_write'),
+  METRICS_TENANT_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+: ?\S.*$/, 'must be "Header-Name: value"')
+    .optional(),
+  METRICS_SIGV4_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region')
+    .optional(),
+  METRICS_QUERY_TIMEOUT_MS: int(100, 60_000).default(10_000),
+  METRICS_WRITE_TIMEOUT_MS: int(100, 10_000).default(2_000),
 
   // Local stack.
   DATA_DIR: z.string().default('.data'),

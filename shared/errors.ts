@@ -138,6 +138,12 @@ export class SyncTimeoutError extends DomainError {
   override readonly code = 'sync_timeout';
 }
 
+/** An upstream service failed or timed out (502; the body stays generic). */
+export class BadGatewayError extends DomainError {
+  override readonly status = 502;
+  override readonly code: string = 'bad_gateway';
+}
+
 /**
  * A live read (manifest, revisions, logs) the agent could not or would not
  * serve: the spec's 409 agent gates, 502/503/504 agent and NATS failures,

@@ -24,6 +24,7 @@ import {
   WILDCARD_RESOURCE,
 } from '../nag.ts';
 import { fromRoot, repoRoot } from '../paths.ts';
+import type { MetricsStoreRef } from './metrics-store.ts';
 
 /** Service name and metrics namespace, as shared/observability spells them. */
 export const SERVICE_NAME = 'k8s-inventory';
@@ -200,6 +201,32 @@ export class ServiceFunction extends nodejs.NodejsFunction {
       }),
     );
     bucket.encryptionKey?.grantDecrypt(this);
+    return this;
+  }
+
+  /** Queries the cluster metrics store: METRICS_URL, aps:QueryMetrics. */
+  bindMetricsReader(store: MetricsStoreRef): this {
+    this.addEnvironment('METRICS_URL', store.queryUrl);
+    return this.bindMetricsSigning(store, 'aps:QueryMetrics');
+  }
+
+  /** Writes the cluster series: METRICS_WRITE_URL, aps:RemoteWrite. */
+  bindMetricsWriter(store: MetricsStoreRef): this {
+    this.addEnvironment('METRICS_WRITE_URL', store.writeUrl);
+    return this.bindMetricsSigning(store, 'aps:RemoteWrite');
+  }
+
+  private bindMetricsSigning(store: MetricsStoreRef, action: string): this {
+    if (store.sigv4Region === undefined || store.workspaceArn === undefined) {
+      return this;
+    }
+    this.addEnvironment('METRICS_SIGV4_REGION', store.sigv4Region);
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: [action],
+        resources: [store.workspaceArn],
+      }),
+    );
     return this;
   }
 }

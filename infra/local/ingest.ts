@@ -17,6 +17,7 @@ import {
 import type { ProcessedRecord } from '../../shared/ingest/process-record.ts';
 import { bridgeRejectionRecorder } from '../../shared/ingest/rejections.ts';
 import { setSyncDeps } from '../../shared/ingest/sync-deps.ts';
+import type { SeriesWriter } from '../../shared/metrics/writer.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { traceSpan } from '../../shared/observability/tracer.ts';
 import { type Poller, type PollerOptions, startPoller } from './poller.ts';
@@ -44,6 +45,8 @@ export interface IngestOptions {
   bridge?: Partial<BridgeOptions>;
   /** Poller settings beyond the above (concurrency, retry delay). */
   poller?: Partial<Omit<PollerOptions, 'sqs' | 'queueUrl' | 'handler'>>;
+  /** Writes each applied snapshot's series (the local metrics store). */
+  seriesWriter?: SeriesWriter | undefined;
   /** Each record settled by the sync handler (benchmark timing). */
   onProcessed?: (info: ProcessedRecord) => void;
 }
@@ -78,6 +81,7 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
       ? { eventHistoryDays: options.eventHistoryDays }
       : {}),
     span: traceSpan,
+    seriesWriter: options.seriesWriter,
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });
 

@@ -25,12 +25,14 @@ import {
   spawnNatsServer,
 } from '../../shared/ingest/nats-server.ts';
 import { setLiveNatsTarget } from '../../shared/live/nats.ts';
+import { setMetricsStore } from '../../shared/metrics/context.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
 import { startQueueServices } from './aws.ts';
 import { startIngest } from './ingest.ts';
 import { lambdaContext } from './lambda-context.ts';
+import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
@@ -52,6 +54,8 @@ export class LocalStackError extends Error {
 export interface LocalStack {
   apiUrl: string;
   natsUrl: string;
+  /** The metrics query API, when there is one. */
+  metricsUrl: string | undefined;
   /** With the password masked. */
   databaseUrl: string;
   /** Stops everything, in order; safe to call twice. */
@@ -186,6 +190,11 @@ export async function startLocalStack(
       say(`SQS and S3 emulated in process on ${queues.emulatorEndpoint}`);
     }
 
+    // Metrics: METRICS_URL's store, or VictoriaMetrics from the PATH ------
+    const metrics = await startLocalMetrics(config, dataDir, say, isPortFree);
+    stops.push(() => metrics.stop());
+    setMetricsStore(metrics.store);
+
     // Ingest: bridge → queue → sync handler -----------------------------
     const ingest = await startIngest({
       db,
@@ -204,6 +213,7 @@ export async function startLocalStack(
       maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
       eventHistoryDays: config.EVENT_HISTORY_DAYS,
       poller: { region: config.AWS_REGION },
+      seriesWriter: metrics.writer,
     });
     // An emulated queue lives in memory: empty it before stopping.
     const drainMs = queues.emulatorEndpoint ? DRAIN_ON_STOP_MS : 0;
@@ -234,6 +244,7 @@ export async function startLocalStack(
     return {
       apiUrl: api.url,
       natsUrl,
+      metricsUrl: metrics.url,
       databaseUrl: maskPassword(databaseUrl),
       stop: () => {
         stopped ??= stopAll();

@@ -21,7 +21,12 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
+import {
+  permissionsOf,
+  type RouteDefinition,
+  routes,
+} from '../../shared/http/routes.ts';
+import type { MetricsStoreRef } from '../constructs/metrics-store.ts';
 import {
   type DatabaseLogin,
   ServiceFunction,
@@ -38,6 +43,8 @@ export interface ApiStackProps extends StackProps {
   readonly vpc: ec2.IVpc;
   readonly appSubnets: ec2.SubnetSelection;
   readonly reader: DatabaseLogin;
+  /** The routes on metrics:read query it. */
+  readonly metricsStore: MetricsStoreRef;
 }
 
 export class ApiStack extends Stack {
@@ -121,7 +128,6 @@ export class ApiStack extends Stack {
       JWT_ISSUER: issuer.valueAsString,
       JWT_AUDIENCE: audience.valueAsString,
     };
-    if (parameters.metricsUrl) environment.METRICS_URL = parameters.metricsUrl;
 
     // The operator's secret, the one the bridge reads (README, deploy).
     const natsSecret = secretsmanager.Secret.fromSecretNameV2(
@@ -146,6 +152,9 @@ export class ApiStack extends Stack {
         logRetention: parameters.logRetentionDays as logs.RetentionDays,
         environment,
       }).bindDatabase(props.reader);
+      if (permissionsOf(route.access).includes('metrics:read')) {
+        fn.bindMetricsReader(props.metricsStore);
+      }
       if (route.liveReads) {
         fn.bindNatsSecret(natsSecret);
         acknowledge(

@@ -20,6 +20,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BridgeService } from '../constructs/bridge-service.ts';
+import type { MetricsStoreRef } from '../constructs/metrics-store.ts';
 import {
   type DatabaseLogin,
   ServiceFunction,
@@ -41,6 +42,8 @@ export interface IngestStackProps extends StackProps {
   readonly writer: DatabaseLogin;
   /** The bridge's own login: it may only insert into ingest_rejections. */
   readonly bridgeLogin: DatabaseLogin;
+  /** The sync remote-writes each cluster's series there. */
+  readonly metricsStore: MetricsStoreRef;
 }
 
 export class IngestStack extends Stack {
@@ -168,6 +171,7 @@ export class IngestStack extends Stack {
       },
     })
       .bindDatabase(props.writer)
+      .bindMetricsWriter(props.metricsStore)
       .bindQueue(this.queue, {
         batchSize: parameters.syncBatchSize,
         maxConcurrency: parameters.syncMaxConcurrency,

@@ -234,6 +234,10 @@ export class MonitoringStack extends Stack {
       graph('Node–host linkage', [
         emf(MetricName.nodeHostLinkage, 'Sum', 'linkage'),
       ]),
+      graph('Cluster series written after sync', [
+        emf(MetricName.metricsSeriesWritten, 'Sum', 'series written'),
+        emf(MetricName.metricsWriteFailures, 'Sum', 'write failures'),
+      ]),
     );
 
     this.dashboard.addWidgets(header('Queue and rejections'));

@@ -32,6 +32,8 @@ import type {
 } from 'aws-lambda';
 import type { Db } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
+import { writeSnapshotSeries } from '../metrics/after-sync.ts';
+import type { SeriesWriter } from '../metrics/writer.ts';
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
 import {
@@ -60,6 +62,8 @@ export interface SyncDeps {
   eventHistoryDays?: number;
   span?: SpanRunner;
   now?: () => Date;
+  /** Writes the cluster's series after each applied snapshot (optional). */
+  seriesWriter?: SeriesWriter | undefined;
   /** Called once a record is settled for good (committed or refused). */
   onProcessed?: (info: ProcessedRecord) => void;
 }
@@ -133,6 +137,9 @@ export async function processRecord(
       ...(deps.now ? { now: deps.now } : {}),
     });
     report(record, subject, streamSeq, result);
+    if (deps.seriesWriter && result.outcome === 'applied') {
+      await writeSnapshotSeries(deps.seriesWriter, inventory, result);
+    }
     deps.onProcessed?.({
       messageId: record.messageId,
       subject,

@@ -30,4 +30,6 @@ export const MetricName = {
   bridgeSendFailures: 'proxima_k8s_bridge_send_failures_total',
   bridgeConsumerLag: 'proxima_k8s_bridge_consumer_lag',
   rateLimiterFailures: 'proxima_k8s_rate_limiter_failures_total',
+  metricsSeriesWritten: 'proxima_k8s_metrics_series_written_total',
+  metricsWriteFailures: 'proxima_k8s_metrics_write_failures_total',
 } as const;

@@ -76,6 +76,7 @@ describe('infra app', () => {
         'k8s-inventory-api',
         'k8s-inventory-database',
         'k8s-inventory-ingest',
+        'k8s-inventory-metrics',
         'k8s-inventory-monitoring',
         'k8s-inventory-network',
         'k8s-inventory-sweeps',

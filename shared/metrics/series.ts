@@ -1,0 +1,131 @@
+/**
+ * The series the backend derives from one committed snapshot, at the
+ * snapshot's time, each stamped with the cluster's `cluster_id` and
+ * `environment_id` and never a `host_id` (which every node agent's point
+ * carries: the `replicas` query reads only series without one).
+ *
+ * | series                         | labels                                                 | from                                   |
+ * |--------------------------------|--------------------------------------------------------|----------------------------------------|
+ * | k8s_workload_replicas          | namespace, workload, workload_kind, type=desired/ready | workloads[].replicas_desired / _ready  |
+ * | node_cpu_usage_ratio           | node                                                   | nodes[].usage.cpu ÷ capacity.cpu        |
+ * | pod_cpu_usage_ratio            | namespace, pod, workload, workload_kind                | pods[].usage.cpu_millicores ÷ 1000     |
+ * | pod_memory_working_set_bytes   | namespace, pod, workload, workload_kind                | pods[].usage.memory_bytes              |
+ * | kubelet_pods                   | node, phase                                            | the count of pods per node and phase   |
+ * | container_restarts_total       | namespace, pod, container, workload, workload_kind     | pods[].containers[].restart_count      |
+ *
+ * A figure the snapshot does not carry (no usage from metrics-server, an
+ * unknown replica count) is no sample, never a 0. An empty label value is
+ * left out: Prometheus treats it as absent, so `workload!=""` leaves out a
+ * pod with no known controller. The resolution is the sync interval; finer
+ * series with the same names and labels serve the same queries.
+ */
+import type { Inventory } from '../wire/inventory.ts';
+
+export interface SeriesSample {
+  name: string;
+  /** Without `__name__`; empty values already left out. */
+  labels: Record<string, string>;
+  value: number;
+}
+
+export interface SeriesStamp {
+  clusterId: string;
+  environmentId: string;
+}
+
+function labelsOf(
+  stamp: SeriesStamp,
+  extra: Record<string, string | null | undefined>,
+): Record<string, string> {
+  const labels: Record<string, string> = {
+    cluster_id: stamp.clusterId,
+    environment_id: stamp.environmentId,
+  };
+  for (const [name, value] of Object.entries(extra)) {
+    if (value) labels[name] = value;
+  }
+  return labels;
+}
+
+/** Every series sample of `inventory` (kinds not collected add none). */
+export function seriesOfSnapshot(
+  inventory: Inventory,
+  stamp: SeriesStamp,
+): SeriesSample[] {
+  const samples: SeriesSample[] = [];
+  const push = (
+    name: string,
+    extra: Record<string, string | null | undefined>,
+    value: number | null | undefined,
+  ) => {
+    if (value === null || value === undefined || !Number.isFinite(value)) {
+      return;
+    }
+    samples.push({ name, labels: labelsOf(stamp, extra), value });
+  };
+
+  for (const workload of inventory.workloads ?? []) {
+    const labels = {
+      namespace: workload.namespace,
+      workload: workload.name,
+      workload_kind: workload.kind,
+    };
+    push(
+      'k8s_workload_replicas',
+      { ...labels, type: 'desired' },
+      workload.replicas_desired,
+    );
+    push(
+      'k8s_workload_replicas',
+      { ...labels, type: 'ready' },
+      workload.replicas_ready,
+    );
+  }
+
+  for (const node of inventory.nodes ?? []) {
+    const used = node.usage?.cpu_millicores;
+    const total =
+      node.capacity.cpu_millicores ?? node.allocatable.cpu_millicores;
+    if (used !== null && used !== undefined && total) {
+      push('node_cpu_usage_ratio', { node: node.name }, used / total);
+    }
+  }
+
+  const phases = new Map<
+    string,
+    { node: string; phase: string; count: number }
+  >();
+  for (const pod of inventory.pods ?? []) {
+    const owner = {
+      namespace: pod.namespace,
+      pod: pod.name,
+      workload: pod.workload_name,
+      workload_kind: pod.workload_kind,
+    };
+    const usage = pod.usage;
+    const cpu = usage?.cpu_millicores;
+    push(
+      'pod_cpu_usage_ratio',
+      owner,
+      cpu === null || cpu === undefined ? cpu : cpu / 1000,
+    );
+    push('pod_memory_working_set_bytes', owner, usage?.memory_bytes);
+    for (const container of pod.containers) {
+      push(
+        'container_restarts_total',
+        { ...owner, container: container.name },
+        container.restart_count,
+      );
+    }
+    const node = pod.node_name ?? '';
+    const phase = pod.phase ?? 'Unknown';
+    const key = `${node}\n${phase}`;
+    const entry = phases.get(key);
+    if (entry) entry.count++;
+    else phases.set(key, { node, phase, count: 1 });
+  }
+  for (const { node, phase, count } of phases.values()) {
+    push('kubelet_pods', { node, phase }, count);
+  }
+  return samples;
+}

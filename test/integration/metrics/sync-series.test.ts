@@ -1,0 +1,297 @@
+/**
+ * The series a committed sync writes, read back through the metrics queries
+ * from a real VictoriaMetrics, and a sync that succeeds while the store is
+ * down or slow.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryOne } from '../../../shared/db/pool.ts';
+import {
+  processRecord,
+  type SyncDeps,
+} from '../../../shared/ingest/process-record.ts';
+import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
+import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
+import { metricsHttp } from '../../../shared/metrics/http.ts';
+import { parseMetricsRequest } from '../../../shared/metrics/params.ts';
+import { readClusterMetrics } from '../../../shared/metrics/read.ts';
+import {
+  type MetricsStore,
+  prometheusStore,
+} from '../../../shared/metrics/store.ts';
+import type { SeriesWriteFormat } from '../../../shared/metrics/writer.ts';
+import type { InventoryInput } from '../../../shared/wire/inventory.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import {
+  startVictoriaMetrics,
+  type TestVictoriaMetrics,
+} from '../../helpers/victoria-metrics.ts';
+
+let seq = 0;
+
+function recordOf(subject: string, inventory: InventoryInput): SQSRecord {
+  seq++;
+  const attribute = (value: string, dataType = 'String') => ({
+    dataType,
+    stringValue: value,
+    stringListValues: [],
+    binaryListValues: [],
+  });
+  return {
+    messageId: randomUUID(),
+    receiptHandle: randomUUID(),
+    body: JSON.stringify(inventory),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {
+      [QueueAttribute.subject]: attribute(subject),
+      [QueueAttribute.streamSeq]: attribute(String(seq), 'Number'),
+    },
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
+
+const container = (name: string, restarts: number) => ({
+  name,
+  image: 'registry.example/app:1',
+  restart_count: restarts,
+});
+
+/** Two nodes, one Deployment at 2 of 3 ready, four pods. */
+function inventoryAt(agentId: string, time: Date): InventoryInput {
+  const node = (name: string, used: number) => ({
+    name,
+    capacity: { cpu_millicores: 4000, memory_bytes: 8e9, pods: 110 },
+    allocatable: { cpu_millicores: 3800, memory_bytes: 7e9, pods: 110 },
+    usage: { cpu_millicores: used, memory_bytes: 1e9 },
+  });
+  const pod = (name: string, phase: string, nodeName: string | null) => ({
+    namespace: 'shop',
+    name,
+    phase,
+    node_name: nodeName,
+    // metrics-server has no figure for a pod that is not running.
+    usage:
+      phase === 'Running'
+        ? { cpu_millicores: 250, memory_bytes: 100_000_000 }
+        : null,
+    workload_kind: 'Deployment',
+    workload_name: 'web',
+    containers: [container('app', 1)],
+  });
+  return {
+    type: 'kubernetes',
+    schema_version: 1,
+    agent_id: agentId,
+    timestamp: time.toISOString(),
+    cluster: { name: `c-${agentId.slice(0, 8)}`, status: 'healthy' },
+    nodes: [node('n1', 1000), node('n2', 3000)],
+    namespaces: [{ name: 'shop' }],
+    workloads: [
+      {
+        namespace: 'shop',
+        name: 'web',
+        kind: 'Deployment',
+        replicas_desired: 3,
+        replicas_ready: 2,
+      },
+    ],
+    pods: [
+      pod('web-a', 'Running', 'n1'),
+      pod('web-b', 'Running', 'n2'),
+      pod('web-c', 'Running', 'n2'),
+      pod('web-d', 'Pending', null),
+    ],
+  };
+}
+
+/** An HTTP server that accepts connections and never answers. */
+function startSilentServer(): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer(() => {});
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+describe('series written after a sync', () => {
+  let database: TestDatabase;
+  let tenant: Tenant;
+  let vm: TestVictoriaMetrics;
+  let store: MetricsStore;
+  let silent: Server;
+  const deadS3 = new S3Client({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:9',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  });
+
+  const depsWith = (
+    writeUrl: string | undefined,
+    format: SeriesWriteFormat = 'remote_write',
+  ): SyncDeps => ({
+    db: database.db,
+    s3: deadS3,
+    timeoutMs: 60_000,
+    eventRetentionHours: 24,
+    seriesWriter: seriesWriterFromConfig({
+      METRICS_URL: undefined,
+      METRICS_WRITE_URL: writeUrl,
+      METRICS_WRITE_FORMAT: format,
+      METRICS_TENANT_HEADER: undefined,
+      METRICS_SIGV4_REGION: undefined,
+      METRICS_QUERY_TIMEOUT_MS: 10_000,
+      METRICS_WRITE_TIMEOUT_MS: 300,
+    }),
+  });
+
+  async function sync(deps: SyncDeps, time: Date) {
+    const agentId = randomUUID();
+    const subject = `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`;
+    const started = performance.now();
+    const outcome = await processRecord(
+      recordOf(subject, inventoryAt(agentId, time)),
+      deps,
+    );
+    const elapsedMs = performance.now() - started;
+    const cluster = await queryOne<{ id: string; environment_id: string }>(
+      database.db,
+      'select id, environment_id from clusters where agent_id = $1',
+      [agentId],
+    );
+    return { outcome, cluster, elapsedMs };
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    tenant = await createTenant(database.db);
+    vm = await startVictoriaMetrics();
+    store = prometheusStore({ baseUrl: vm.url, http: metricsHttp() });
+    silent = await startSilentServer();
+  });
+
+  afterAll(async () => {
+    deadS3.destroy();
+    silent?.closeAllConnections();
+    silent?.close();
+    await vm?.stop();
+    await database?.drop();
+  });
+
+  for (const [format, path] of [
+    ['remote_write', '/api/v1/write'],
+    ['vm_import', '/api/v1/import/prometheus'],
+  ] as const) {
+    it(`writes replicas, pod phases, node and pod usage that the queries read back (${format})`, async () => {
+      // Prepare: a snapshot two minutes ago, read over the minute around it.
+      const time = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 120_000);
+      const qs = `start=${new Date(time.getTime() - 60_000).toISOString()}&end=${time.toISOString()}`;
+
+      // Act
+      const { outcome, cluster } = await sync(
+        depsWith(`${vm.url}${path}`, format),
+        time,
+      );
+      await vm.server.flush();
+
+      // Assess
+      expect(outcome).toBe('applied');
+      const read = (query: string, extra = '') =>
+        readClusterMetrics(
+          store,
+          cluster,
+          parseMetricsRequest(query, qs + extra),
+        );
+      const replicas = await read(
+        'replicas',
+        '&namespace=shop&workload=web&workload_kind=Deployment',
+      );
+      expect(replicas.series).toEqual([
+        {
+          labels_key: '{type="desired"}',
+          labels: { type: 'desired' },
+          data: [{ time: time.toISOString(), avg_value: 3 }],
+        },
+        {
+          labels_key: '{type="ready"}',
+          labels: { type: 'ready' },
+          data: [{ time: time.toISOString(), avg_value: 2 }],
+        },
+      ]);
+      const phases = await read('pods_by_phase');
+      expect(
+        phases.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([
+        [{ phase: 'Running' }, [3]],
+        [{ phase: 'Pending' }, [1]],
+      ]);
+      const nodes = await read('cpu_by_node');
+      expect(
+        nodes.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([
+        [{ node: 'n2' }, [0.75]],
+        [{ node: 'n1' }, [0.25]],
+      ]);
+      const podCpu = await read(
+        'cpu_by_pod',
+        '&namespace=shop&workload=web&workload_kind=Deployment',
+      );
+      expect(
+        podCpu.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([
+        [{ pod: 'web-a' }, [0.25]],
+        [{ pod: 'web-b' }, [0.25]],
+        [{ pod: 'web-c' }, [0.25]],
+      ]);
+      const memory = await read('memory_by_namespace');
+      expect(
+        memory.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
+      ).toEqual([[{ namespace: 'shop' }, [300_000_000]]]);
+      const restarts = await vm.server
+        .flush()
+        .then(() =>
+          store.queryInstant(
+            `sum(container_restarts_total{cluster_id="${cluster.id}"})`,
+            time.getTime() / 1000,
+          ),
+        );
+      expect(restarts.map((s) => s.points[0]?.[1])).toEqual(['4']);
+    });
+  }
+
+  it('a sync succeeds while the store is down', async () => {
+    // Act: nothing listens on port 9.
+    const { outcome, cluster } = await sync(
+      depsWith('http://127.0.0.1:9/api/v1/write'),
+      new Date(),
+    );
+    // Assess
+    expect(outcome).toBe('applied');
+    expect(cluster.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('a sync succeeds when the store never answers, after the write deadline', async () => {
+    // Prepare
+    const { port } = silent.address() as AddressInfo;
+    // Act
+    const { outcome, elapsedMs } = await sync(
+      depsWith(`http://127.0.0.1:${port}/api/v1/write`),
+      new Date(),
+    );
+    // Assess: the 300 ms deadline ended the write, not a hang.
+    expect(outcome).toBe('applied');
+    expect(elapsedMs).toBeGreaterThanOrEqual(300);
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { parseMetricsRequest } from '../../../shared/metrics/params.ts';
+import {
+  labelsKey,
+  MetricsNotConfiguredError,
+  readClusterMetrics,
+} from '../../../shared/metrics/read.ts';
+import type {
+  MetricsStore,
+  StoreSeries,
+} from '../../../shared/metrics/store.ts';
+
+const CLUSTER = { id: 'c1', environment_id: 'e1' };
+const QS = 'start=2026-05-01T10:00:00Z&end=2026-05-01T11:00:00Z';
+const T = Date.parse('2026-05-01T10:00:00Z') / 1000;
+
+/** A store answering `series` to every query, recording what it was asked. */
+function answering(series: StoreSeries[]) {
+  const asked: string[] = [];
+  const store: MetricsStore = {
+    queryRange: async (promql) => {
+      asked.push(promql);
+      return series;
+    },
+    queryInstant: async (promql) => {
+      asked.push(promql);
+      return series;
+    },
+  };
+  return { store, asked };
+}
+
+describe('readClusterMetrics', () => {
+  it('drops NaN and infinite points as gaps, and a series left empty', async () => {
+    // Prepare: what Prometheus writes for NaN and infinities.
+    const { store } = answering([
+      {
+        labels: { node: 'a' },
+        points: [
+          [T, '1'],
+          [T + 60, 'NaN'],
+          [T + 120, '+Inf'],
+          [T + 180, '-Inf'],
+          [T + 240, '2'],
+        ],
+      },
+      { labels: { node: 'b' }, points: [[T, 'NaN']] },
+    ]);
+    // Act
+    const data = await readClusterMetrics(
+      store,
+      CLUSTER,
+      parseMetricsRequest('cpu_by_node', QS),
+    );
+    // Assess
+    expect(data).toEqual({
+      series: [
+        {
+          labels_key: '{node="a"}',
+          labels: { node: 'a' },
+          data: [
+            { time: '2026-05-01T10:00:00.000Z', avg_value: 1 },
+            { time: '2026-05-01T10:04:00.000Z', avg_value: 2 },
+          ],
+        },
+      ],
+      truncated: false,
+      step_seconds: 60,
+    });
+  });
+
+  it('confines the selector to the stored cluster id and environment', async () => {
+    const { store, asked } = answering([]);
+    await readClusterMetrics(
+      store,
+      CLUSTER,
+      parseMetricsRequest(
+        'replicas',
+        `${QS}&namespace=shop&workload=web&workload_kind=Deployment`,
+      ),
+    );
+    expect(asked).toEqual([
+      'max by (type) (k8s_workload_replicas{cluster_id="c1",environment_id="e1",namespace="shop",workload="web",workload_kind="Deployment",host_id=""})',
+    ]);
+  });
+
+  it('writes the restarts rule with W = max(step, 5m) on both selectors', async () => {
+    const { store, asked } = answering([]);
+    await readClusterMetrics(
+      store,
+      CLUSTER,
+      parseMetricsRequest(
+        'restarts',
+        'start=2026-05-01T00:00:00Z&end=2026-05-03T00:00:00Z',
+      ),
+    );
+    expect(asked).toEqual([
+      'sum(clamp_min(last_over_time(container_restarts_total{cluster_id="c1",environment_id="e1"}[900s]) - last_over_time(container_restarts_total{cluster_id="c1",environment_id="e1"}[900s] offset 900s), 0))',
+    ]);
+  });
+
+  it('answers 503 when no store is configured', async () => {
+    await expect(
+      readClusterMetrics(
+        undefined,
+        CLUSTER,
+        parseMetricsRequest('cpu_by_node', QS),
+      ),
+    ).rejects.toBeInstanceOf(MetricsNotConfiguredError);
+  });
+
+  it('keys labels by sorted name with quoted values', () => {
+    expect(labelsKey({ workload: 'w"1', workload_kind: 'Deployment' })).toBe(
+      '{workload="w\\"1",workload_kind="Deployment"}',
+    );
+    expect(labelsKey({})).toBe('{}');
+  });
+});

@@ -1,0 +1,158 @@
+import protobuf from 'protobufjs';
+import snappy from 'snappyjs';
+import { describe, expect, it } from 'vitest';
+import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
+import {
+  encodeImportText,
+  encodeRemoteWrite,
+} from '../../../shared/metrics/writer.ts';
+import { parseInventory } from '../../../shared/wire/inventory.ts';
+
+const STAMP = { clusterId: 'c1', environmentId: 'e1' };
+const ids = { cluster_id: 'c1', environment_id: 'e1' };
+
+const inventory = parseInventory({
+  type: 'kubernetes',
+  schema_version: 1,
+  agent_id: '6d2f4c1e-8a3b-4d5e-9f60-7a8b9c0d1e2f',
+  timestamp: '2026-05-01T10:00:00Z',
+  cluster: { name: 'c' },
+  nodes: [
+    {
+      name: 'n1',
+      capacity: { cpu_millicores: 2000 },
+      allocatable: { cpu_millicores: 1900 },
+      usage: { cpu_millicores: 500, memory_bytes: 1 },
+    },
+    // No usage from metrics-server: no sample, never a 0.
+    { name: 'n2', capacity: { cpu_millicores: 2000 } },
+  ],
+  workloads: [
+    { namespace: 'shop', name: 'web', kind: 'Deployment', replicas_desired: 2 },
+  ],
+  pods: [
+    {
+      namespace: 'shop',
+      name: 'web-a',
+      phase: 'Running',
+      node_name: 'n1',
+      workload_kind: 'Deployment',
+      workload_name: 'web',
+      usage: { cpu_millicores: 125, memory_bytes: 2048 },
+      containers: [{ name: 'app', restart_count: 3 }, { name: 'side' }],
+    },
+    // No known controller: no workload labels at all.
+    { namespace: 'shop', name: 'stray', phase: 'Pending' },
+  ],
+});
+
+describe('seriesOfSnapshot', () => {
+  it('derives each series the snapshot carries a figure for, stamped and without host_id', () => {
+    expect(seriesOfSnapshot(inventory, STAMP)).toEqual([
+      {
+        name: 'k8s_workload_replicas',
+        labels: {
+          ...ids,
+          namespace: 'shop',
+          workload: 'web',
+          workload_kind: 'Deployment',
+          type: 'desired',
+        },
+        value: 2,
+      },
+      {
+        name: 'node_cpu_usage_ratio',
+        labels: { ...ids, node: 'n1' },
+        value: 0.25,
+      },
+      {
+        name: 'pod_cpu_usage_ratio',
+        labels: {
+          ...ids,
+          namespace: 'shop',
+          pod: 'web-a',
+          workload: 'web',
+          workload_kind: 'Deployment',
+        },
+        value: 0.125,
+      },
+      {
+        name: 'pod_memory_working_set_bytes',
+        labels: {
+          ...ids,
+          namespace: 'shop',
+          pod: 'web-a',
+          workload: 'web',
+          workload_kind: 'Deployment',
+        },
+        value: 2048,
+      },
+      {
+        name: 'container_restarts_total',
+        labels: {
+          ...ids,
+          namespace: 'shop',
+          pod: 'web-a',
+          workload: 'web',
+          workload_kind: 'Deployment',
+          container: 'app',
+        },
+        value: 3,
+      },
+      {
+        name: 'kubelet_pods',
+        labels: { ...ids, node: 'n1', phase: 'Running' },
+        value: 1,
+      },
+      { name: 'kubelet_pods', labels: { ...ids, phase: 'Pending' }, value: 1 },
+    ]);
+  });
+});
+
+describe('series encodings', () => {
+  const samples = [
+    {
+      name: 'kubelet_pods',
+      labels: { phase: 'Running', cluster_id: 'c"1' },
+      value: 4,
+    },
+  ];
+
+  it('remote write is a snappy WriteRequest with labels sorted and __name__ included', () => {
+    // Prepare: the message as remote.proto defines it, read independently.
+    const root = protobuf.parse(`
+      syntax = "proto3";
+      message WriteRequest { repeated TimeSeries timeseries = 1; }
+      message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
+      message Label { string name = 1; string value = 2; }
+      message Sample { double value = 1; int64 timestamp = 2; }
+    `).root;
+    // Act
+    const body = encodeRemoteWrite(samples, 1_777_000_000_123);
+    // Assess
+    const decoded = root
+      .lookupType('WriteRequest')
+      .toObject(
+        root.lookupType('WriteRequest').decode(snappy.uncompress(body)),
+        { longs: Number },
+      );
+    expect(decoded).toEqual({
+      timeseries: [
+        {
+          labels: [
+            { name: '__name__', value: 'kubelet_pods' },
+            { name: 'cluster_id', value: 'c"1' },
+            { name: 'phase', value: 'Running' },
+          ],
+          samples: [{ value: 4, timestamp: 1_777_000_000_123 }],
+        },
+      ],
+    });
+  });
+
+  it('the import text escapes label values', () => {
+    expect(encodeImportText(samples, 5)).toBe(
+      'kubelet_pods{phase="Running",cluster_id="c\\"1"} 4 5\n',
+    );
+  });
+});
