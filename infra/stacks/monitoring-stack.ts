@@ -342,6 +342,12 @@ export class MonitoringStack extends Stack {
         perRoute('5xx', cw.Stats.SUM, FIVE_MINUTES),
         6,
       ),
+      // The limiter fails open: a rising line means reads go unlimited.
+      graph(
+        'Rate limiter failures (reads let through)',
+        [emf(MetricName.rateLimiterFailures, 'Sum', 'failures', FIVE_MINUTES)],
+        6,
+      ),
     );
 
     this.dashboard.addWidgets(header('Functions'));
