@@ -43,7 +43,7 @@ export const RATE_LIMIT_FAMILIES = {
   'what-changed': {
     limit: 60,
     windowSeconds: 60,
-    message: 'too many what-changed timeline reads',
+    message: 'too many what-changed reads',
   },
   'live-logs': {
     limit: 30,

@@ -349,6 +349,7 @@ export const routes = [
     access: clusterRead,
     query: manifestQuery,
     liveReads: true,
+    rateLimit: 'live-manifest-revisions',
   }),
   route({
     name: 'list-live-revisions',
@@ -359,6 +360,7 @@ export const routes = [
     access: clusterRead,
     query: revisionsQuery,
     liveReads: true,
+    rateLimit: 'live-manifest-revisions',
   }),
   route({
     name: 'get-live-logs',
@@ -369,6 +371,7 @@ export const routes = [
     access: { shape: 'cluster', permission: 'logs:read' },
     query: logsQuery,
     liveReads: true,
+    rateLimit: 'live-logs',
   }),
   route({
     name: 'list-live-read-audit',
@@ -394,6 +397,7 @@ export const routes = [
       'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
     access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
     query: whatChangedRouteQuery,
+    rateLimit: 'what-changed',
   }),
   route({
     name: 'receive-webhook',

@@ -163,4 +163,33 @@ describe('GET /api/v1/clusters/{id}/changes', () => {
     expect(tooLong.body.error.details).toEqual({ param: 'from' });
     expect(sibling.status).toBe(404);
   });
+  it('serves 60 reads a minute per user, then answers 429 with Retry-After', async () => {
+    // Prepare
+    await insertGrant(database.db, {
+      email: 'busy@example.com',
+      role: 'operator',
+      clientId: (
+        await query<{ client_id: string }>(
+          database.db,
+          'select client_id from clusters where id = $1',
+          [clusterId],
+        )
+      )[0]?.client_id as string,
+    });
+    const token = await api.token('busy@example.com');
+
+    // Act
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      statuses.push((await api.get(path, token)).status);
+    }
+    const refused = await api.get(path, token);
+
+    // Assess
+    expect(statuses).toEqual(Array(60).fill(200));
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(refused.body.error.message).toBe('too many what-changed reads');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
 });

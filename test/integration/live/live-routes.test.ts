@@ -877,6 +877,80 @@ describe('live routes', () => {
     );
   });
 
+  describe('rate limits, per user, through the shared limiter', () => {
+    const LIMITED = 'limited-reader@example.com';
+    beforeAll(async () => {
+      await insertGrant(database.db, {
+        email: LIMITED,
+        role: 'operator',
+        clientId,
+      });
+      tokens[LIMITED] = await api.token(LIMITED);
+    });
+
+    it('serves 30 log reads a minute, then answers 429 without asking the agent', async () => {
+      // Act
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const response = await get(
+          LIMITED,
+          'current',
+          'logs',
+          'namespace=icx&pod=icx-db-1',
+        );
+        statuses.push(response.status);
+      }
+      const before = asked('current').length;
+      const refused = await get(
+        LIMITED,
+        'current',
+        'logs',
+        'namespace=icx&pod=icx-db-1',
+      );
+
+      // Assess
+      expect(statuses).toEqual(Array(30).fill(200));
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('rate_limited');
+      expect(refused.body.error.message).toBe('too many log reads');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(asked('current')).toHaveLength(before);
+    });
+
+    it('counts manifest and revisions reads against one budget of 60', async () => {
+      // Act
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const manifest = await get(
+          LIMITED,
+          'current',
+          'manifest',
+          'kind=Deployment&namespace=icx&name=icx-db',
+        );
+        const revisions = await get(
+          LIMITED,
+          'current',
+          'revisions',
+          'kind=Deployment&namespace=icx&name=icx-db',
+        );
+        statuses.push(manifest.status, revisions.status);
+      }
+      const refused = await get(
+        LIMITED,
+        'current',
+        'manifest',
+        'kind=Deployment&namespace=icx&name=icx-db',
+      );
+
+      // Assess
+      expect(statuses).toEqual(Array(60).fill(200));
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.message).toBe(
+        'too many manifest and revisions reads',
+      );
+    });
+  });
+
   it('sends proxima-console:user:<sub> as the actor for a caller without an email', async () => {
     // Only reachable once grants can name a subject; the actor rule itself:
     const { actorOf } = await import('../../../shared/live/read.ts');
