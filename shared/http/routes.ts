@@ -70,6 +70,7 @@
  * confirms that something exists; a parameter the route does not know is
  * a 400 with the route's `unknownParam` code, naming it.
  */
+
 import type { Permission } from '../auth/permissions.ts';
 import { changeFeedQuery } from '../changes/feed.ts';
 import {
@@ -77,6 +78,7 @@ import {
   whatChangedRouteQuery,
 } from '../changes/what-changed-route.ts';
 import { clusterListQuery } from '../clusters/list-query.ts';
+import { timelineRouteQuery } from '../events/timeline-route.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
@@ -339,6 +341,16 @@ export const routes = [
     summary: "The cluster's endpoint slices",
     access: clusterRead,
     query: listQuery(LISTS['endpoint-slices']),
+  }),
+  route({
+    name: 'list-cluster-event-timeline',
+    method: 'GET',
+    path: `${cluster}/events/timeline`,
+    summary:
+      "The cluster's events of the past 14 days, filtered, newest first, messages sanitized",
+    access: clusterRead,
+    query: timelineRouteQuery,
+    rateLimit: 'events-timeline',
   }),
   route({
     name: 'get-live-manifest',
