@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
+import { isNotFound, supervise } from '../process/supervise.ts';
 
 export interface SpawnNatsServerOptions {
   /** Holds the config file, the JetStream store and the ports file. */
@@ -41,10 +42,6 @@ export class NatsServerStartError extends Error {
 
 const DEFAULT_MAX_PAYLOAD = '8MB';
 const DEFAULT_START_TIMEOUT_MS = 15_000;
-const STOP_GRACE_MS = 5_000;
-/** Keeps the tail of the server's log for an error message. */
-const LOG_TAIL_CHARS = 4_000;
-
 /**
  * Starts `nats-server` with a generated config (`port`, `max_payload`,
  * JetStream under `dataDir`) and resolves once it answers with its INFO line.
@@ -80,33 +77,7 @@ export async function spawnNatsServer(
   const child = spawn(command, ['-c', configPath], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let logTail = '';
-  const keepLog = (chunk: Buffer) => {
-    logTail = (logTail + chunk.toString('utf8')).slice(-LOG_TAIL_CHARS);
-  };
-  child.stdout?.on('data', keepLog);
-  child.stderr?.on('data', keepLog);
-
-  const killOnExit = () => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-
-  const exited = new Promise<{ code: number | null; error?: Error }>(
-    (resolve) => {
-      child.once('error', (error) => resolve({ code: null, error }));
-      child.once('exit', (code) => resolve({ code }));
-    },
-  );
-
-  const stop = async () => {
-    process.removeListener('exit', killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-    await exited;
-    clearTimeout(timer);
-  };
+  const { exited, logTail, stop } = supervise(child);
 
   try {
     const actualPort = await Promise.race([
@@ -119,7 +90,7 @@ export async function spawnNatsServer(
           );
         }
         throw new NatsServerStartError(
-          `nats-server exited (code ${code}) before serving:\n${logTail}`,
+          `nats-server exited (code ${code}) before serving:\n${logTail()}`,
           { cause: error },
         );
       }),
@@ -134,14 +105,10 @@ export async function spawnNatsServer(
     await stop();
     if (error instanceof NatsServerStartError) throw error;
     throw new NatsServerStartError(
-      `nats-server did not start: ${(error as Error).message}\n${logTail}`,
+      `nats-server did not start: ${(error as Error).message}\n${logTail()}`,
       { cause: error },
     );
   }
-}
-
-function isNotFound(error: Error | undefined): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }
 
 async function waitUntilServing(

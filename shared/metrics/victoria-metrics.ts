@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort, isNotFound, supervise } from '../process/supervise.ts';
 
 export interface SpawnVictoriaMetricsOptions {
   /** The storage folder (created when missing). */
@@ -41,8 +41,6 @@ export class VictoriaMetricsStartError extends Error {
 export const VICTORIA_METRICS_INSTALL_HINT =
   'apt-get install -y victoria-metrics';
 
-const STOP_GRACE_MS = 5_000;
-const LOG_TAIL_CHARS = 4_000;
 /** Another process may take a free port between the check and the bind. */
 const PORT_ATTEMPTS = 3;
 
@@ -81,41 +79,20 @@ async function spawnOnPort(
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let logTail = '';
-  const keepLog = (chunk: Buffer) => {
-    logTail = (logTail + chunk.toString('utf8')).slice(-LOG_TAIL_CHARS);
-  };
-  child.stdout?.on('data', keepLog);
-  child.stderr?.on('data', keepLog);
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  const exited = new Promise<{ code: number | null; error?: Error }>(
-    (resolve) => {
-      child.once('error', (error) => resolve({ code: null, error }));
-      child.once('exit', (code) => resolve({ code }));
-    },
-  );
-  const stop = async () => {
-    process.removeListener('exit', killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-    await exited;
-    clearTimeout(timer);
-  };
+  const { exited, logTail, stop } = supervise(child);
   const url = `http://127.0.0.1:${port}`;
   try {
     await Promise.race([
       waitUntilHealthy(child, url, options.startTimeoutMs ?? 15_000),
       exited.then(({ code, error }) => {
-        if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+        if (isNotFound(error)) {
           throw new VictoriaMetricsStartError(
             `${command} not found on PATH: ${VICTORIA_METRICS_INSTALL_HINT}`,
             { cause: error },
           );
         }
         throw new VictoriaMetricsStartError(
-          `victoria-metrics exited (code ${code}) before serving:\n${logTail}`,
+          `victoria-metrics exited (code ${code}) before serving:\n${logTail()}`,
           { cause: error },
         );
       }),
@@ -159,17 +136,4 @@ async function waitUntilHealthy(
   throw new VictoriaMetricsStartError(
     `victoria-metrics did not answer /health within ${timeoutMs} ms`,
   );
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

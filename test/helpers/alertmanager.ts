@@ -9,9 +9,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { freePort } from '../../shared/process/supervise.ts';
+
+export { freePort };
 
 const BINARY = '/usr/bin/prometheus-alertmanager';
 
@@ -34,18 +37,6 @@ export interface AlertmanagerTimings {
   groupWait: string;
   groupInterval: string;
   repeatInterval: string;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startAlertmanager(options: {

@@ -5,7 +5,6 @@
  * commits and its lock tests need several connections.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,24 +12,15 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../shared/db/embedded.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 
+import { freePort } from '../../shared/process/supervise.ts';
+
+export { freePort };
+
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplateDb: string;
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 export function databaseUrl(adminUrl: string, database: string): string {
