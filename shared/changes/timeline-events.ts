@@ -1,80 +1,69 @@
 /**
- * The what-changed timeline's event source, read from the events
- * PostgreSQL keeps (k8s_events: EVENT_RETENTION_HOURS, 24 h by default)
- * until the 14-day events timeline service serves it: the same request and
- * answer (shared/changes/what-changed.ts, TimelineEventsReader), so the
- * timeline does not change when it moves there.
- *
- * The reasons set and the workload filter (exact name, or the exact
- * `<workload>-` prefix) are applied in SQL as parameters; the timeline then
- * keeps only the names that workload's kind generates.
+ * The what-changed timeline's event source: the events timeline service
+ * (shared/events/timeline.ts) over the 14-day history, asked for the
+ * timeline's reasons set and the workload's owned names. The workload's
+ * name shapes are checked inside that statement, before its limit, so a
+ * capped source is a full one; the content ids are the events timeline's,
+ * so an event has one id on both routes.
  */
-import { type Queryable, query } from '../db/pool.ts';
-import type { TimelineEvent, TimelineEventsReader } from './what-changed.ts';
+import type { Db } from '../db/pool.ts';
+import {
+  agentReportsLastSeen,
+  OLD_AGENT_NOTE,
+  readTimeline,
+  retentionNote,
+} from '../events/timeline.ts';
+import type { TimelineEventsReader } from './what-changed.ts';
 
-export function storedEventsReader(
-  db: Queryable,
-  retentionHours: number,
+const NS_PER_MS = 1_000_000n;
+
+export interface HistoryEventsContext {
+  /** The cluster's agent version as it reported it (null: none). */
+  agentVersion: string | null;
+  /** EVENT_HISTORY_DAYS. */
+  historyDays: number;
+  now: Date;
+}
+
+export function historyEventsReader(
+  db: Db,
+  ctx: HistoryEventsContext,
 ): TimelineEventsReader {
-  const retentionNote = `Kubernetes events are kept for ${retentionHours} hours; older ones are not shown.`;
   return async (request) => {
-    const values: unknown[] = [
-      request.cluster.id,
-      request.from,
-      request.to,
-      [...request.reasons],
-      request.limit + 1,
-    ];
-    const where = [
-      'e.cluster_id = $1',
-      'e.seen_at between $2 and $3',
-      'e.reason = any($4::text[])',
-    ];
-    if (request.namespace) {
-      values.push(request.namespace);
-      where.push(`e.namespace = $${values.length}`);
-    }
-    if (request.workload) {
-      values.push(request.workload);
-      const name = `$${values.length}`;
-      where.push(
-        `(e.involved_name = ${name} or left(e.involved_name, length(${name}) + 1) = ${name} || '-')`,
-      );
-    }
-    const rows = await query<{
-      seen_at: Date;
-      namespace: string;
-      involved_kind: string | null;
-      involved_name: string | null;
-      type: string | null;
-      reason: string;
-      count: number | null;
-      message: string | null;
-    }>(
+    const from = BigInt(request.from.getTime()) * NS_PER_MS;
+    const timeline = await readTimeline(
       db,
-      `select e.seen_at, e.namespace, e.involved_kind, e.involved_name, e.type,
-              e.reason, e.count, e.message
-       from k8s_events e
-       where ${where.join(' and ')}
-       order by e.seen_at desc, e.id desc
-       limit $5`,
-      values,
+      {
+        ...(request.namespace !== undefined && {
+          namespace: request.namespace,
+        }),
+        ...(request.workload !== undefined && {
+          workload: { kinds: request.kinds, name: request.workload },
+        }),
+        reasons: request.reasons,
+        from,
+        to: BigInt(request.to.getTime()) * NS_PER_MS,
+        limit: request.limit,
+      },
+      { clusterId: request.cluster.id, ...ctx },
     );
-    const events: TimelineEvent[] = rows.slice(0, request.limit).map((r) => ({
-      time: r.seen_at,
-      namespace: r.namespace,
-      objectKind: r.involved_kind ?? '',
-      objectName: r.involved_name ?? '',
-      type: r.type,
-      reason: r.reason,
-      count: r.count,
-      message: r.message,
-    }));
     return {
-      events,
-      truncated: rows.length > request.limit,
-      notes: [retentionNote],
-      retentionNote,
+      events: timeline.events.map((e) => ({
+        id: e.id,
+        time: new Date(e.time),
+        namespace: e.namespace,
+        objectKind: e.involved_kind ?? '',
+        objectName: e.involved_name ?? '',
+        type: e.type,
+        reason: e.reason ?? '',
+        count: e.count,
+        message: e.message,
+      })),
+      truncated: timeline.truncated,
+      // The timeline counts its own cap (truncated.events): only the
+      // store's notes travel.
+      notes: agentReportsLastSeen(ctx.agentVersion) ? [] : [OLD_AGENT_NOTE],
+      retentionNote: retentionNote(from, ctx),
     };
   };
 }

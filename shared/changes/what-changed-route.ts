@@ -1,14 +1,14 @@
 /**
  * The what-changed route's glue: the caller's sources on the cluster (the
  * route table's `sources` access shape already checked them: 404, 403),
- * its parameters' cross rules, and the read with the events reader.
+ * its parameters' cross rules, and the read with the 14-day events history.
  */
 import type { Permission } from '../auth/permissions.ts';
 import { getConfig } from '../config.ts';
 import type { ApiRequest } from '../http/api-handler.ts';
 import type { RouteQuery } from '../http/query.ts';
 import type { RouteNamed } from '../http/routes.ts';
-import { storedEventsReader } from './timeline-events.ts';
+import { historyEventsReader } from './timeline-events.ts';
 import {
   readWhatChanged,
   SOURCE_PERMISSION,
@@ -37,6 +37,7 @@ export async function readClusterChanges(
   const readable = new Set(
     SOURCES.filter((s) => (sources as readonly string[]).includes(s)),
   );
+  const now = new Date();
   return readWhatChanged(db, {
     cluster: {
       id: cluster.id,
@@ -45,7 +46,12 @@ export async function readClusterChanges(
     },
     readable,
     scopeFor: (permission) => access.scopeFor(permission as Permission),
-    query: whatChangedQuery(query),
-    events: storedEventsReader(db, getConfig().EVENT_RETENTION_HOURS),
+    query: whatChangedQuery(query, now),
+    events: historyEventsReader(db, {
+      agentVersion: cluster.agent_version,
+      historyDays: getConfig().EVENT_HISTORY_DAYS,
+      now,
+    }),
+    now,
   });
 }

@@ -18,24 +18,22 @@
  * environment, and carries the caller's scope for the source's permission
  * as a second wall.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
+import {
+  ownedNamePatterns,
+  WORKLOAD_KINDS,
+  WORKLOAD_LABEL,
+  type WorkloadKind,
+} from '../events/workload-match.ts';
 import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
 import { logger } from '../observability/logger.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
-import {
-  podNamePattern,
-  replicaSetNamePattern,
-  WORKLOAD_KINDS,
-  WORKLOAD_LABEL,
-  type WorkloadKind,
-} from './pod-names.ts';
 
 export const SOURCES = ['changes', 'deploys', 'events', 'alerts'] as const;
 export type TimelineSource = (typeof SOURCES)[number];
@@ -216,6 +214,8 @@ export interface WhatChanged {
 
 /** What the events store answers for the timeline. */
 export interface TimelineEvent {
+  /** The events timeline's content id (`event:` + 16 hex digits). */
+  id: string;
   time: Date;
   namespace: string;
   objectKind: string;
@@ -229,8 +229,10 @@ export interface TimelineEvent {
 export interface TimelineEventsRequest {
   cluster: TimelineCluster;
   namespace?: string | undefined;
-  /** Exact name or `<name>-` prefix; the shapes are checked here after. */
+  /** Only the workload's own events and its ReplicaSets' and pods'. */
   workload?: string | undefined;
+  /** The kinds the workload may be. */
+  kinds: readonly WorkloadKind[];
   reasons: readonly string[];
   from: Date;
   to: Date;
@@ -605,7 +607,7 @@ async function readAlerts(
   if (q.namespace && q.workload) {
     const name = p.add(q.workload);
     const labels = q.kinds.map((k) => `a ->> '${WORKLOAD_LABEL[k]}' = ${name}`);
-    const pod = p.add(podNamePattern(q.workload, q.kinds));
+    const pod = p.add(ownedNamePatterns(q.kinds, q.workload).pod);
     match = `${match} and (${labels.join(' or ')} or a ->> 'pod' ~ ${pod})`;
   }
   const rows = await query<AlertRow>(
@@ -647,44 +649,6 @@ async function readAlerts(
 
 // ---------------------------------------------------------------- events
 
-/** `event:` plus 16 hex digits of the event's content: stable across reads. */
-export function eventItemId(e: TimelineEvent): string {
-  const digest = createHash('sha256')
-    .update(
-      JSON.stringify([
-        e.time.toISOString(),
-        e.namespace,
-        e.objectKind,
-        e.objectName,
-        e.type,
-        e.reason,
-        e.count,
-        e.message,
-      ]),
-    )
-    .digest('hex');
-  return `event:${digest.slice(0, 16)}`;
-}
-
-/** Whether an event's object is the workload, one of its ReplicaSets or pods. */
-export function eventConcernsWorkload(
-  e: Pick<TimelineEvent, 'objectKind' | 'objectName'>,
-  name: string,
-  kinds: readonly WorkloadKind[],
-): boolean {
-  if (e.objectName === name) {
-    return (kinds as readonly string[]).includes(e.objectKind);
-  }
-  if (e.objectKind === 'Pod') {
-    return new RegExp(podNamePattern(name, kinds)).test(e.objectName);
-  }
-  if (e.objectKind === 'ReplicaSet') {
-    const pattern = replicaSetNamePattern(name, kinds);
-    return pattern !== undefined && new RegExp(pattern).test(e.objectName);
-  }
-  return false;
-}
-
 async function readEvents(
   reader: TimelineEventsReader,
   cluster: TimelineCluster,
@@ -711,6 +675,7 @@ async function readEvents(
       cluster,
       namespace: q.namespace,
       workload: q.workload,
+      kinds: q.kinds,
       reasons: TIMELINE_EVENT_REASONS,
       from,
       to: q.to,
@@ -723,12 +688,6 @@ async function readEvents(
     });
     return { ok: false };
   }
-  const events =
-    q.workload === undefined
-      ? result.events
-      : result.events.filter((e) =>
-          eventConcernsWorkload(e, q.workload as string, q.kinds),
-        );
   const notes = result.notes.filter(
     (n) => !(cut && n === result.retentionNote),
   );
@@ -740,8 +699,8 @@ async function readEvents(
     ok: true,
     truncated: result.truncated,
     notes,
-    items: events.slice(0, SOURCE_CAP.events).map((e) => ({
-      id: eventItemId(e),
+    items: result.events.slice(0, SOURCE_CAP.events).map((e) => ({
+      id: e.id,
       time: e.time.toISOString(),
       kind: 'event',
       title: `${e.reason} · ${e.objectKind} ${e.objectName}${

@@ -170,9 +170,11 @@ export interface TimelineQuery {
   namespace?: string;
   involvedKind?: string;
   involvedName?: string;
-  workload?: { kind: WorkloadKind; name: string };
+  /** The workload and the kinds it may be (the timeline route names one). */
+  workload?: { kinds: readonly WorkloadKind[]; name: string };
   type?: string;
-  reason?: string;
+  /** Any of these reasons (the route takes one; what-changed a set). */
+  reasons?: readonly string[];
   /** Nanoseconds since the epoch, both inclusive. */
   from: bigint;
   to: bigint;
@@ -221,10 +223,10 @@ export function timelineQuery(
     }),
     ...(params.workload !== undefined &&
       params.workload_kind !== undefined && {
-        workload: { kind: params.workload_kind, name: params.workload },
+        workload: { kinds: [params.workload_kind], name: params.workload },
       }),
     ...(params.type !== undefined && { type: params.type }),
-    ...(params.reason !== undefined && { reason: params.reason }),
+    ...(params.reason !== undefined && { reasons: [params.reason] }),
     from,
     to,
     limit: params.limit ?? DEFAULT_LIMIT,
@@ -268,10 +270,10 @@ export const READ_TIMELINE = `
     and ($5::text is null or involved_kind = $5)
     and ($6::text is null or involved_name = $6)
     and ($7::text is null or type = $7)
-    and ($8::text is null or reason = $8)
+    and ($8::text[] is null or reason = any($8::text[]))
     and ($9::text is null or (
       (involved_name = $9 or (involved_name >= $9 || '-' and involved_name < $9 || '.'))
-      and ((involved_kind = $10 and involved_name = $9)
+      and ((involved_kind = any($10::text[]) and involved_name = $9)
         or (involved_kind = 'ReplicaSet' and involved_name ~ $11)
         or (involved_kind = 'Pod' and involved_name ~ $12))))
   order by seen_at desc, content_id desc
@@ -294,7 +296,7 @@ export function timelineValues(q: TimelineQuery, clusterId: string): unknown[] {
   const fromUs = q.from / 1000n + (q.from % 1000n > 0n ? 1n : 0n);
   const toUs = q.to / 1000n - (q.to % 1000n < 0n ? 1n : 0n);
   const patterns =
-    q.workload && ownedNamePatterns(q.workload.kind, q.workload.name);
+    q.workload && ownedNamePatterns(q.workload.kinds, q.workload.name);
   return [
     clusterId,
     microText(fromUs),
@@ -303,9 +305,9 @@ export function timelineValues(q: TimelineQuery, clusterId: string): unknown[] {
     q.involvedKind ?? null,
     q.involvedName ?? null,
     q.type ?? null,
-    q.reason ?? null,
+    q.reasons ? [...q.reasons] : null,
     q.workload?.name ?? null,
-    q.workload?.kind ?? null,
+    q.workload ? [...q.workload.kinds] : null,
     patterns ? patterns.replicaSet : null,
     patterns ? patterns.pod : null,
     q.limit + 1,
@@ -379,29 +381,35 @@ export function agentReportsLastSeen(version: string | null): boolean {
   return major > 0 || minor >= 8;
 }
 
+export const OLD_AGENT_NOTE =
+  "the cluster's agent is older than v0.8.0 or reported no version: events it sent without a last-seen time (events.k8s.io events such as FailedScheduling) are not in this history; the 24-hour events list shows them";
+
+/** The note for a window that starts before the history's edge, if it does. */
+export function retentionNote(
+  from: bigint,
+  ctx: Pick<TimelineContext, 'now' | 'historyDays'>,
+): string | undefined {
+  const edge =
+    BigInt(ctx.now.getTime()) * NS_PER_MS -
+    BigInt(ctx.historyDays) * NS_PER_DAY;
+  return from < edge
+    ? `events are kept for ${ctx.historyDays} days: nothing before ${formatNanoTime(edge)} can be shown`
+    : undefined;
+}
+
 function timelineNotes(
   q: TimelineQuery,
   ctx: TimelineContext,
   truncated: boolean,
 ): string[] {
   const notes: string[] = [];
-  const edge =
-    BigInt(ctx.now.getTime()) * NS_PER_MS -
-    BigInt(ctx.historyDays) * NS_PER_DAY;
-  if (q.from < edge) {
-    notes.push(
-      `events are kept for ${ctx.historyDays} days: nothing before ${formatNanoTime(edge)} can be shown`,
-    );
-  }
+  const retention = retentionNote(q.from, ctx);
+  if (retention) notes.push(retention);
   if (truncated) {
     notes.push(
       `more than ${q.limit} events match in this window; only the newest ${q.limit} are shown: narrow the window or add a filter`,
     );
   }
-  if (!agentReportsLastSeen(ctx.agentVersion)) {
-    notes.push(
-      "the cluster's agent is older than v0.8.0 or reported no version: events it sent without a last-seen time (events.k8s.io events such as FailedScheduling) are not in this history; the 24-hour events list shows them",
-    );
-  }
+  if (!agentReportsLastSeen(ctx.agentVersion)) notes.push(OLD_AGENT_NOTE);
   return notes;
 }

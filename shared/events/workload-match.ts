@@ -26,13 +26,21 @@ export const WORKLOAD_KINDS = [
 ] as const;
 export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
 
+/** The label Kubernetes mixins put a workload's name in, per kind. */
+export const WORKLOAD_LABEL: Record<WorkloadKind, string> = {
+  Deployment: 'deployment',
+  StatefulSet: 'statefulset',
+  DaemonSet: 'daemonset',
+  Rollout: 'rollout',
+};
+
 const HASH = '[4-9bcdf]{1,10}';
 const SUFFIX = '[bcdfghjklmnpqrstvwxz2456789]{5}';
 const ORDINAL = '(0|[1-9][0-9]*)';
 
 /** Anchored patterns (valid as JavaScript and as PostgreSQL regexes). */
 export interface OwnedNamePatterns {
-  /** The workload's ReplicaSets; null when its kind has none. */
+  /** The workload's ReplicaSets; null when none of its kinds has any. */
   replicaSet: string | null;
   pod: string;
 }
@@ -42,34 +50,50 @@ function literal(name: string): string {
   return name.replaceAll('.', '\\.');
 }
 
+/**
+ * The names a workload called `name` owns, for each kind it may be (the
+ * what-changed timeline takes a workload without its kind: any of the
+ * four). `name` must already be a validated DNS-1123 subdomain.
+ */
 export function ownedNamePatterns(
-  kind: WorkloadKind,
+  kinds: readonly WorkloadKind[],
   name: string,
 ): OwnedNamePatterns {
   const base = literal(name);
-  switch (kind) {
-    case 'Deployment':
-    case 'Rollout':
-      return {
-        replicaSet: `^${base}-${HASH}$`,
-        pod: `^${base}-${HASH}-${SUFFIX}$`,
-      };
-    case 'StatefulSet':
-      return { replicaSet: null, pod: `^${base}-${ORDINAL}$` };
-    case 'DaemonSet':
-      return { replicaSet: null, pod: `^${base}-${SUFFIX}$` };
+  const pods = new Set<string>();
+  let replicaSet: string | null = null;
+  for (const kind of kinds) {
+    switch (kind) {
+      case 'Deployment':
+      case 'Rollout':
+        replicaSet = `^${base}-${HASH}$`;
+        pods.add(`${base}-${HASH}-${SUFFIX}`);
+        break;
+      case 'StatefulSet':
+        pods.add(`${base}-${ORDINAL}`);
+        break;
+      case 'DaemonSet':
+        pods.add(`${base}-${SUFFIX}`);
+        break;
+    }
   }
+  const shapes = [...pods];
+  const pod =
+    shapes.length === 1 ? `^${shapes[0]}$` : `^(${shapes.join('|')})$`;
+  return { replicaSet, pod };
 }
 
 /** Whether the object (kind, name) is the workload or one it owns. */
 export function workloadOwns(
-  kind: WorkloadKind,
+  kinds: readonly WorkloadKind[],
   name: string,
   object: { kind: string | null; name: string | null },
 ): boolean {
   if (object.name === null) return false;
-  if (object.kind === kind) return object.name === name;
-  const patterns = ownedNamePatterns(kind, name);
+  if (object.name === name) {
+    return (kinds as readonly string[]).includes(object.kind ?? '');
+  }
+  const patterns = ownedNamePatterns(kinds, name);
   if (object.kind === 'ReplicaSet') {
     return (
       patterns.replicaSet !== null &&

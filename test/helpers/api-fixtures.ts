@@ -7,6 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../shared/auth/roles.ts';
 import { type Db, queryOne } from '../../shared/db/pool.ts';
+import {
+  type HistoryRow,
+  insertEventHistory,
+} from '../../shared/events/history.ts';
 import { refreshRollups } from '../../shared/sync/repo.ts';
 
 type Values = Record<string, unknown>;
@@ -205,6 +209,15 @@ export function insertEvent(
     count: 1,
     ...event,
   });
+}
+
+/** Sightings in the 14-day history, written by the sync's own insert. */
+export function insertEventSightings(
+  db: Db,
+  clusterId: string,
+  sightings: readonly HistoryRow[],
+): Promise<void> {
+  return insertEventHistory(db, clusterId, JSON.stringify(sightings));
 }
 
 /** Any other child row of a cluster (services, ingresses, ...). */

@@ -4,7 +4,7 @@ import {
   insertClient,
   insertCluster,
   insertEnvironment,
-  insertEvent,
+  insertEventSightings,
   insertGrant,
   insertNamespace,
 } from '../../helpers/api-fixtures.ts';
@@ -31,17 +31,18 @@ describe('GET /api/v1/clusters/{id}/changes', () => {
     });
     path = `/api/v1/clusters/${clusterId}/changes`;
     await insertNamespace(db, clusterId, 'shop');
-    await insertEvent(db, clusterId, {
-      namespace: 'shop',
-      name: 'api-7d9f8c5b4-x2x9k.1',
-      type: 'Warning',
-      reason: 'BackOff',
-      message: 'Back-off restarting failed container',
-      involved_kind: 'Pod',
-      involved_name: 'api-7d9f8c5b4-x2x9k',
-      count: 4,
-      last_seen: new Date(Date.now() - 60_000),
-    });
+    await insertEventSightings(db, clusterId, [
+      {
+        seen_at: new Date(Date.now() - 60_000).toISOString(),
+        namespace: 'shop',
+        involved_kind: 'Pod',
+        involved_name: 'api-7d9f8c5b4-x2x9k',
+        type: 'Warning',
+        reason: 'BackOff',
+        count: 4,
+        message: 'Back-off restarting failed container',
+      },
+    ]);
     await query(
       db,
       `insert into change_events (source, event_type, client_id, environment_id,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../../../shared/db/pool.ts';
 import {
   insertClient,
   insertCluster,
   insertEnvironment,
+  insertEventSightings,
   insertGrant,
 } from '../../helpers/api-fixtures.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
@@ -38,21 +38,20 @@ describe('GET /api/v1/clusters/{id}/events/timeline', () => {
     path = `/api/v1/clusters/${clusterId}/events/timeline`;
     foreignPath = `/api/v1/clusters/${foreignId}/events/timeline`;
     // Two sightings of one event (its count grew), written as the sync does.
-    await query(
-      db,
-      `insert into k8s_event_history (cluster_id, seen_at, namespace,
-         involved_kind, involved_name, type, reason, count, message, content_id)
-       select $1, e.at, 'shop', 'Pod', 'api-7d9f8c5b4-x2x9k', 'Warning',
-         'BackOff', e.count, e.message,
-         k8s_event_content_id(e.at, 'shop', 'Pod', 'api-7d9f8c5b4-x2x9k',
-           'Warning', 'BackOff', e.count, e.message)
-       from (values (now() - interval '2 hours', 3,
-                     'Back-off restarting failed container'),
-                    (now() - interval '1 hour', 4,
-                     'Back-off restarting failed container password=hunter2x'))
-         as e(at, count, message)`,
-      [clusterId],
-    );
+    const sighting = (hoursAgo: number, count: number, message: string) => ({
+      seen_at: new Date(Date.now() - hoursAgo * 3_600_000).toISOString(),
+      namespace: 'shop',
+      involved_kind: 'Pod',
+      involved_name: 'api-7d9f8c5b4-x2x9k',
+      type: 'Warning',
+      reason: 'BackOff',
+      count,
+      message,
+    });
+    await insertEventSightings(db, clusterId, [
+      sighting(2, 3, 'Back-off restarting failed container'),
+      sighting(1, 4, 'Back-off restarting failed container password=hunter2x'),
+    ]);
     await insertGrant(db, {
       email: 'op@example.com',
       role: 'operator',

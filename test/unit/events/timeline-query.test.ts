@@ -73,7 +73,7 @@ describe('timelineQuery', () => {
     });
 
     // Assess
-    expect(q.workload).toEqual({ kind: 'Deployment', name: 'api' });
+    expect(q.workload).toEqual({ kinds: ['Deployment'], name: 'api' });
   });
 
   it('accepts a window of exactly 14 days', () => {

@@ -142,7 +142,7 @@ describe('workloadOwns', () => {
     '%s %s, %s %s: %s (%s)',
     (kind, name, objectKind, objectName, owned) => {
       // Act
-      const result = workloadOwns(kind, name, {
+      const result = workloadOwns([kind], name, {
         kind: objectKind,
         name: objectName,
       });

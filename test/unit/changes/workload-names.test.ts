@@ -1,9 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import {
-  podNamePattern,
-  replicaSetNamePattern,
-} from '../../../shared/changes/pod-names.ts';
-import { eventConcernsWorkload } from '../../../shared/changes/what-changed.ts';
+  ownedNamePatterns,
+  type WorkloadKind,
+  workloadOwns,
+} from '../../../shared/events/workload-match.ts';
+
+const eventConcernsWorkload = (
+  e: { objectKind: string; objectName: string },
+  name: string,
+  kinds: readonly WorkloadKind[],
+) => workloadOwns(kinds, name, { kind: e.objectKind, name: e.objectName });
+
+const podNamePattern = (name: string, kinds: readonly WorkloadKind[]) =>
+  ownedNamePatterns(kinds, name).pod;
+const replicaSetNamePattern = (name: string, kinds: readonly WorkloadKind[]) =>
+  ownedNamePatterns(kinds, name).replicaSet;
 
 const matches = (pattern: string, name: string) =>
   new RegExp(pattern).test(name);
@@ -48,7 +59,7 @@ describe('the names a workload generates', () => {
 
   it('matches ReplicaSets only for Deployments and Rollouts', () => {
     // Assess
-    expect(replicaSetNamePattern('api', ['StatefulSet'])).toBeUndefined();
+    expect(replicaSetNamePattern('api', ['StatefulSet'])).toBeNull();
     const pattern = replicaSetNamePattern('api', ['Deployment']) ?? '';
     expect(matches(pattern, 'api-7d9f8c5b4')).toBe(true);
     expect(matches(pattern, 'api-gateway')).toBe(false);
