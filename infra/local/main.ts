@@ -13,7 +13,7 @@ let stoppingSince = 0;
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) {
-    // One Ctrl-C can arrive twice (from the terminal and relayed by tsx):
+    // One Ctrl-C can arrive twice (from the terminal and relayed by npm):
     // only a second press, a moment later, cuts the clean stop short.
     if (Date.now() - stoppingSince < 1_000) return;
     say(`${signal} again: exiting now`);

@@ -8,7 +8,10 @@ import { query, queryMaybeOne } from '../../shared/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
 
-const TSX = join('node_modules', '.bin', 'tsx');
+// Node with tsx's loader, as `npm start` runs it: the tsx CLI would relay
+// signals and SIGKILL a child that does not confirm one within 30 ms,
+// which a busy machine misses.
+const NODE_WITH_TSX = [process.execPath, '--import', 'tsx'] as const;
 
 interface Running {
   child: ChildProcess;
@@ -17,7 +20,11 @@ interface Running {
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(TSX, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [node, ...loader] = NODE_WITH_TSX;
+  const child = spawn(node, [...loader, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => {
     out += c.toString('utf8');
