@@ -72,6 +72,7 @@ export function buildInventoryApp(app: App): InventoryApp {
     parameters,
     ...placement,
     reader: database.logins.reader,
+    webhooks: database.logins.webhooks,
     metricsStore,
   });
   const sweeps = new SweepsStack(app, name('sweeps'), {

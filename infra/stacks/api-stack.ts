@@ -43,6 +43,8 @@ export interface ApiStackProps extends StackProps {
   readonly vpc: ec2.IVpc;
   readonly appSubnets: ec2.SubnetSelection;
   readonly reader: DatabaseLogin;
+  /** The webhook receiver's login (the route table's `dbLogin`). */
+  readonly webhooks: DatabaseLogin;
   /** The routes on metrics:read query it. */
   readonly metricsStore: MetricsStoreRef;
 }
@@ -151,7 +153,9 @@ export class ApiStack extends Stack {
         logLevel: parameters.logLevel,
         logRetention: parameters.logRetentionDays as logs.RetentionDays,
         environment,
-      }).bindDatabase(props.reader);
+      }).bindDatabase(
+        route.dbLogin === 'webhooks' ? props.webhooks : props.reader,
+      );
       if (permissionsOf(route.access).includes('metrics:read')) {
         fn.bindMetricsReader(props.metricsStore);
       }

@@ -48,6 +48,8 @@ export const APPLICATION_LOGINS = {
   tenancy: { username: 'inventory_admin', role: 'inventory_tenancy' },
   /** The bridge: records the messages it refuses in ingest_rejections. */
   ingest: { username: 'inventory_bridge', role: 'inventory_ingest' },
+  /** The webhook receiver: stores deploys and alert groups. */
+  webhooks: { username: 'inventory_webhooks', role: 'inventory_webhooks' },
 } as const;
 
 export type ApplicationLogin = keyof typeof APPLICATION_LOGINS;
@@ -212,6 +214,7 @@ export class DatabaseStack extends Stack {
       reader: login(loginSecrets.reader),
       tenancy: login(loginSecrets.tenancy),
       ingest: login(loginSecrets.ingest),
+      webhooks: login(loginSecrets.webhooks),
     };
 
     const adminSg = new ec2.SecurityGroup(this, 'AdminFunctionsSg', {

@@ -33,6 +33,8 @@ export const GROUP_ROLES = {
   tenancy: 'inventory_tenancy',
   /** The bridge: records the messages it refuses, nothing else. */
   ingest: 'inventory_ingest',
+  /** The webhook receiver: deploys and alert groups from its sources. */
+  webhooks: 'inventory_webhooks',
 } as const;
 
 export type GroupKind = keyof typeof GROUP_ROLES;
@@ -135,6 +137,10 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     // reader (API): read-only, but for the rate-limit counters it keeps.
     `grant select on all tables in schema public to ${g.reader}`,
     `grant insert, update on api_rate_limits to ${g.reader}`,
+    // ...and the live-read audit: a row before each read, its outcome
+    // after (live/audit.ts); never a delete, never another column.
+    `grant insert on live_read_audit to ${g.reader}`,
+    `grant update (outcome, status, duration_ms, bytes) on live_read_audit to ${g.reader}`,
 
     // writer (sync): the inventory, change_events, ingest_rejections and
     // the cluster's asset row; reads everything.
@@ -172,6 +178,12 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
 
     // ingest (bridge): the refused messages, write-only.
     `grant insert on ingest_rejections to ${g.ingest}`,
+
+    // webhooks (receiver): finds its source and the client's hosts, stores
+    // deploys (a replay reads the stored row back) and alert groups.
+    `grant select on webhook_sources, hosts, change_events, alert_groups to ${g.webhooks}`,
+    `grant insert on change_events to ${g.webhooks}`,
+    `grant insert, update on alert_groups to ${g.webhooks}`,
   ];
 }
 

@@ -129,6 +129,12 @@ export interface RouteDefinition {
    * its function the NATS secret, and no other function gets it.
    */
   readonly liveReads?: true;
+  /**
+   * The database login the route's function connects as: the read-only
+   * `reader` unless named. The webhook receiver stores deploys and alert
+   * groups, so it gets a login that may write those and nothing else.
+   */
+  readonly dbLogin?: 'webhooks';
   /** The per-user budget this route counts against (rate-limit.ts). */
   readonly rateLimit?: RateLimitFamily;
 }
@@ -419,6 +425,7 @@ export const routes = [
       "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
     access: { shape: 'public', authenticatedBy: 'webhook source secret' },
     query: NO_PARAMETERS,
+    dbLogin: 'webhooks',
   }),
   route({
     name: 'get-openapi',

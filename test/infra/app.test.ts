@@ -328,17 +328,27 @@ describe('least privilege', () => {
     const maintenance = secretOf(database.logins.maintenance);
     const tenancy = secretOf(database.logins.tenancy);
     const bridge = secretOf(database.logins.ingest);
+    const webhooks = secretOf(database.logins.webhooks);
     expect(
-      new Set([owner, writer, reader, maintenance, tenancy, bridge]).size,
-    ).toBe(6);
+      new Set([owner, writer, reader, maintenance, tenancy, bridge, webhooks])
+        .size,
+    ).toBe(7);
 
     const cases: [Stack, string, string][] = [
       [ingest, names.sync, writer],
       [sweeps, names.staleClusters, maintenance],
       [sweeps, names.eventRetention, maintenance],
       [database, names.admin, tenancy],
+      // The route table names the login a route's function connects as.
       ...routes.map(
-        (route) => [api, names.api(route), reader] as [Stack, string, string],
+        (route) =>
+          [
+            api,
+            names.api(route),
+            (route as { dbLogin?: string }).dbLogin === 'webhooks'
+              ? webhooks
+              : reader,
+          ] as [Stack, string, string],
       ),
     ];
     for (const [stack, name, secret] of cases) {
@@ -372,7 +382,7 @@ describe('least privilege', () => {
       'secretsmanager:GetSecretValue',
     );
     expect(migrate.sort()).toEqual(
-      [owner, writer, reader, maintenance, tenancy, bridge].sort(),
+      [owner, writer, reader, maintenance, tenancy, bridge, webhooks].sort(),
     );
     const migrateEnv = functionEnvironment(
       synthesized.templates.database,
@@ -388,6 +398,7 @@ describe('least privilege', () => {
       [APPLICATION_LOGINS.reader.role]: reader,
       [APPLICATION_LOGINS.tenancy.role]: tenancy,
       [APPLICATION_LOGINS.ingest.role]: bridge,
+      [APPLICATION_LOGINS.webhooks.role]: webhooks,
     });
   });
 
@@ -600,8 +611,8 @@ describe('database', () => {
       EngineFamily: 'POSTGRESQL',
       RequireTLS: true,
     });
-    // The owner and the five application logins.
-    db.resourceCountIs('AWS::SecretsManager::RotationSchedule', 6);
+    // The owner and the six application logins.
+    db.resourceCountIs('AWS::SecretsManager::RotationSchedule', 7);
   });
 
   it('applies migrations at deploy through a trigger on the migrate function', () => {

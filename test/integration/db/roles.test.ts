@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -16,15 +18,23 @@ import {
   scramSha256Verifier,
 } from '../../../shared/db/roles.ts';
 import { recordRejection } from '../../../shared/ingest/rejections.ts';
+import { finishAudit, insertAudit } from '../../../shared/live/audit.ts';
 import { expireEvents } from '../../../shared/sweeps/event-retention.ts';
 import { markStaleClusters } from '../../../shared/sweeps/stale-clusters.ts';
 import { grantRole } from '../../../shared/tenancy/grants.ts';
 import { ensureTenant } from '../../../shared/tenancy/tenants.ts';
+import { receiveWebhook } from '../../../shared/webhooks/receive.ts';
+import { addWebhookSource } from '../../../shared/webhooks/sources.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import { captureStdout, syncedCluster } from '../sweeps/support.ts';
 
 const DAY = 86_400_000;
+const webhookFixture = (name: string) =>
+  readFileSync(
+    new URL(`../../fixtures/webhooks/${name}`, import.meta.url),
+    'utf8',
+  );
 const KINDS = Object.keys(GROUP_ROLES) as GroupKind[];
 
 // Roles are cluster-wide: every run gets its own names, dropped at the end.
@@ -244,6 +254,51 @@ describe('database roles and grants', () => {
       }
     });
 
+    it('writes the live-read audit, a row and then its outcome, and never deletes one', async () => {
+      // Prepare
+      const { clusterId } = await syncedCluster(
+        database.db,
+        tenant,
+        new Date(Date.now() - 60_000),
+      );
+      const entry = {
+        requestId: randomUUID(),
+        clientId: tenant.clientId,
+        environmentId: tenant.environmentId,
+        clusterId,
+        clusterName: 'audited',
+        agentId: randomUUID(),
+        subject: 'user:op',
+        email: 'op@example.com',
+        actor: 'op@example.com',
+        route: 'logs' as const,
+        namespace: 'shop',
+        pod: 'api-0',
+      };
+
+      // Act
+      const id = await insertAudit(as.reader, entry);
+      await finishAudit(as.reader, id, {
+        outcome: 'ok',
+        status: 200,
+        durationMs: 12,
+        bytes: 345,
+      });
+
+      // Assess
+      const row = await queryOne<{ outcome: string; bytes: number }>(
+        database.db,
+        'select outcome, bytes from live_read_audit where id = $1',
+        [id],
+      );
+      expect(row).toEqual({ outcome: 'ok', bytes: 345 });
+      await expectRefused(as.reader, 'delete from live_read_audit');
+      await expectRefused(
+        as.reader,
+        `update live_read_audit set email = 'someone-else@example.com'`,
+      );
+    });
+
     it('writes nothing', async () => {
       await expectRefused(
         as.reader,
@@ -410,6 +465,79 @@ describe('database roles and grants', () => {
       await expectRefused(as.ingest, 'select count(*) from ingest_rejections');
       await expectRefused(as.ingest, 'delete from ingest_rejections');
       await expectRefused(as.ingest, 'select count(*) from clusters');
+    });
+  });
+
+  describe('webhooks (receiver)', () => {
+    it('stores a deploy and an alert group from its source, and nothing else', async () => {
+      // Prepare
+      const webhook = (id: string, secret: string, body: string) =>
+        ({
+          pathParameters: { sourceID: id },
+          headers: {
+            authorization: `Bearer ${secret}`,
+            'content-type': 'application/json',
+          },
+          body,
+          isBase64Encoded: false,
+        }) as unknown as APIGatewayProxyEventV2;
+      const argocd = await addWebhookSource(database.db, {
+        clientSlug: tenant.clientSlug,
+        kind: 'argocd',
+      });
+      const alertmanager = await addWebhookSource(database.db, {
+        clientSlug: tenant.clientSlug,
+        kind: 'alertmanager',
+      });
+
+      // Act
+      const deploy = await receiveWebhook(
+        as.webhooks,
+        webhook(
+          argocd.id,
+          argocd.secret,
+          webhookFixture('argocd-sync-succeeded.json'),
+        ),
+      );
+      const alerts = await receiveWebhook(
+        as.webhooks,
+        webhook(
+          alertmanager.id,
+          alertmanager.secret,
+          JSON.stringify(
+            JSON.parse(
+              readFileSync(
+                new URL(
+                  '../../../../shared/fixtures/alertmanager/alertmanager-v4-completed.json',
+                  import.meta.url,
+                ),
+                'utf8',
+              ),
+            ).body,
+          ),
+        ),
+      );
+
+      // Assess
+      expect(deploy.statusCode).toBe(200);
+      expect(alerts.statusCode).toBe(200);
+      const stored = await queryOne<{ deploys: number; groups: number }>(
+        database.db,
+        `select (select count(*)::int from change_events
+                 where client_id = $1 and source = 'deployment') as deploys,
+                (select count(*)::int from alert_groups
+                 where client_id = $1) as groups`,
+        [tenant.clientId],
+      );
+      expect(stored).toEqual({ deploys: 1, groups: 1 });
+      await expectRefused(as.webhooks, 'delete from change_events');
+      await expectRefused(as.webhooks, 'delete from alert_groups');
+      await expectRefused(as.webhooks, 'select count(*) from k8s_pods');
+      await expectRefused(as.webhooks, 'select count(*) from user_grants');
+      await expectRefused(
+        as.webhooks,
+        'update webhook_sources set disabled_at = null',
+      );
     });
   });
 
