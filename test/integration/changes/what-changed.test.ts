@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../../shared/auth/access.ts';
 import { historyEventsReader } from '../../../shared/changes/timeline-events.ts';
@@ -7,6 +8,7 @@ import {
   EVENTS_WINDOW_NOTE,
   readWhatChanged,
   SHARED_ENVIRONMENT_NOTE,
+  SHARED_ENVIRONMENT_UNKNOWN_NOTE,
   SOURCES,
   type TimelineCluster,
   type TimelineEventsReader,
@@ -14,7 +16,12 @@ import {
   type WhatChangedQuery,
   whatChangedQuery,
 } from '../../../shared/changes/what-changed.ts';
-import { type Db, query, queryOne } from '../../../shared/db/pool.ts';
+import {
+  type Db,
+  type Queryable,
+  query,
+  queryOne,
+} from '../../../shared/db/pool.ts';
 import {
   ensureEventHistoryPartitions,
   insertEventHistory,
@@ -139,9 +146,10 @@ describe('the what-changed timeline', () => {
     options: {
       readable?: TimelineSource[];
       events?: TimelineEventsReader;
+      db?: Queryable;
     } = {},
   ) {
-    return readWhatChanged(db, {
+    return readWhatChanged(options.db ?? db, {
       cluster,
       readable: new Set(options.readable ?? SOURCES),
       scopeFor: () => ({
@@ -472,6 +480,36 @@ describe('the what-changed timeline', () => {
 
     // Assess
     expect(view.notes).not.toContain(SHARED_ENVIRONMENT_NOTE);
+  });
+
+  it('hedges the shared-environment note when the environment cannot be checked', async () => {
+    // Prepare: the same server, but the environment's cluster count hits a
+    // relation that is not there, so PostgreSQL itself refuses it.
+    const countFails: Queryable = {
+      query: <R extends pg.QueryResultRow>(
+        text: string,
+        values?: readonly unknown[],
+      ) =>
+        db.query<R>(
+          text.replace(
+            'from clusters where environment_id',
+            'from clusters_gone where environment_id',
+          ),
+          values as unknown[],
+        ),
+    };
+
+    // Act
+    const view = await read(
+      w.cluster,
+      {},
+      { readable: ['alerts'], db: countFails },
+    );
+
+    // Assess
+    expect(view.notes).toContain(SHARED_ENVIRONMENT_UNKNOWN_NOTE);
+    expect(view.notes).not.toContain(SHARED_ENVIRONMENT_NOTE);
+    expect(view.sources.alerts).toBe('ok');
   });
 
   it('still answers when the event read fails, with events unavailable', async () => {
