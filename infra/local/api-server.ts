@@ -117,6 +117,15 @@ export async function startApiServer(
       write(res, errorResult(404, 'not_found', 'no such route'));
       return;
     }
+    // A caller that gives up before the answer: the handler still runs to
+    // its end, as a Lambda behind API Gateway does; it is worth a debug line.
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        logger.debug('the caller disconnected before the answer', {
+          route: match.route.name,
+        });
+      }
+    });
     const handler = await loadHandler(match.route.name);
     if (!handler) {
       write(res, errorResult(501, 'not_implemented', 'route not implemented'));

@@ -1,4 +1,6 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logger } from '../../../shared/observability/logger.ts';
 import {
   insertClient,
   insertCluster,
@@ -8,6 +10,8 @@ import {
 } from '../../helpers/api-fixtures.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { captureStdout } from '../sweeps/support.ts';
 
 describe('GET /api/v1/clusters/{id}/events/timeline', () => {
   let database: TestDatabase;
@@ -133,5 +137,40 @@ describe('GET /api/v1/clusters/{id}/events/timeline', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.message).toBe('too many event timeline reads');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('logs a caller that disconnects before the answer at debug', async () => {
+    // Prepare
+    const output = captureStdout();
+    logger.setLogLevel('DEBUG');
+    const { hostname, port } = new URL(api.server.url);
+    try {
+      // Act: the request goes out whole, then the caller hangs up at once.
+      const socket = connect(Number(port), hostname);
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${tokens['op@example.com']}\r\n\r\n`,
+      );
+      socket.destroy();
+
+      // Assess
+      const line = await eventually(
+        'the debug line',
+        () =>
+          output
+            .json()
+            .find(
+              (l) => l.message === 'the caller disconnected before the answer',
+            ),
+        10_000,
+      );
+      expect(line).toMatchObject({
+        level: 'DEBUG',
+        route: 'list-cluster-event-timeline',
+      });
+    } finally {
+      logger.setLogLevel('INFO');
+      output.restore();
+    }
   });
 });
