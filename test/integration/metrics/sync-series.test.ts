@@ -1,6 +1,6 @@
 /**
  * The series a committed sync writes, read back through the metrics queries
- * from a real VictoriaMetrics, and a sync that succeeds while the store is
+ * and through the metrics route from a real VictoriaMetrics, and a sync that succeeds while the store is
  * down or slow.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,16 +15,22 @@ import {
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
+import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
 import { metricsHttp } from '../../../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../../../shared/metrics/params.ts';
-import { readClusterMetrics } from '../../../shared/metrics/read.ts';
+import {
+  type MetricsData,
+  readClusterMetrics,
+} from '../../../shared/metrics/read.ts';
 import {
   type MetricsStore,
   prometheusStore,
 } from '../../../shared/metrics/store.ts';
 import type { SeriesWriteFormat } from '../../../shared/metrics/writer.ts';
 import type { InventoryInput } from '../../../shared/wire/inventory.ts';
+import { insertGrant } from '../../helpers/api-fixtures.ts';
+import { startTestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import {
@@ -270,6 +276,75 @@ describe('series written after a sync', () => {
       expect(restarts.map((s) => s.points[0]?.[1])).toEqual(['4']);
     });
   }
+
+  it('the series a sync wrote read back through the metrics route', async () => {
+    // Prepare: the route over the same store, an operator of the tenant.
+    const time = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 180_000);
+    const qs = `start=${new Date(time.getTime() - 60_000).toISOString()}&end=${time.toISOString()}`;
+    const { outcome, cluster } = await sync(
+      depsWith(`${vm.url}/api/v1/write`),
+      time,
+    );
+    await vm.server.flush();
+    await insertGrant(database.db, {
+      email: 'sync-reader@example.test',
+      role: 'operator',
+      clientId: tenant.clientId,
+    });
+    setMetricsStore(store);
+    const api = await startTestApi(database.db);
+    try {
+      const token = await api.token('sync-reader@example.test');
+      const read = async (query: string, extra = '') => {
+        const response = await api.get(
+          `/api/v1/clusters/${cluster.id}/metrics/${query}?${qs}${extra}`,
+          token,
+        );
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        return response.body.data as MetricsData;
+      };
+      const valuesOf = (data: MetricsData) =>
+        data.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]);
+
+      // Act
+      const replicas = await read(
+        'replicas',
+        '&namespace=shop&workload=web&workload_kind=Deployment',
+      );
+      const phases = await read('pods_by_phase');
+      const nodes = await read('cpu_by_node');
+
+      // Assess
+      expect(outcome).toBe('applied');
+      expect(replicas).toEqual({
+        series: [
+          {
+            labels_key: '{type="desired"}',
+            labels: { type: 'desired' },
+            data: [{ time: time.toISOString(), avg_value: 3 }],
+          },
+          {
+            labels_key: '{type="ready"}',
+            labels: { type: 'ready' },
+            data: [{ time: time.toISOString(), avg_value: 2 }],
+          },
+        ],
+        truncated: false,
+        step_seconds: 60,
+      });
+      expect(valuesOf(phases)).toEqual([
+        [{ phase: 'Running' }, [3]],
+        [{ phase: 'Pending' }, [1]],
+      ]);
+      expect(valuesOf(nodes)).toEqual([
+        [{ node: 'n2' }, [0.75]],
+        [{ node: 'n1' }, [0.25]],
+      ]);
+    } finally {
+      await api.close();
+      setMetricsStore('reset');
+    }
+  });
 
   it('a sync succeeds while the store is down', async () => {
     // Act: nothing listens on port 9.
