@@ -11,10 +11,12 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import {
+  processBatch,
   processRecord,
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
+import { seriesWrites } from '../../../shared/metrics/after-sync.ts';
 import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
 import { metricsHttp } from '../../../shared/metrics/http.ts';
@@ -152,32 +154,47 @@ describe('series written after a sync', () => {
     s3: deadS3,
     timeoutMs: 60_000,
     eventRetentionHours: 24,
-    seriesWriter: seriesWriterFromConfig({
-      METRICS_URL: undefined,
-      METRICS_WRITE_URL: writeUrl,
-      METRICS_WRITE_FORMAT: format,
-      METRICS_TENANT_HEADER: undefined,
-      METRICS_SIGV4_REGION: undefined,
-      METRICS_QUERY_TIMEOUT_MS: 10_000,
-      METRICS_WRITE_TIMEOUT_MS: 300,
-    }),
+    seriesWrites: seriesWrites(
+      seriesWriterFromConfig({
+        METRICS_URL: undefined,
+        METRICS_WRITE_URL: writeUrl,
+        METRICS_WRITE_FORMAT: format,
+        METRICS_TENANT_HEADER: undefined,
+        METRICS_SIGV4_REGION: undefined,
+        METRICS_QUERY_TIMEOUT_MS: 10_000,
+        METRICS_WRITE_TIMEOUT_MS: 300,
+      }),
+    ),
   });
 
+  const recordFor = (agentId: string, time: Date) =>
+    recordOf(
+      `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`,
+      inventoryAt(agentId, time),
+    );
+
+  /**
+   * One record through processRecord; `recordMs` is the record's own time,
+   * `elapsedMs` until its series write ended too (as processBatch waits).
+   */
   async function sync(deps: SyncDeps, time: Date) {
     const agentId = randomUUID();
-    const subject = `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`;
     const started = performance.now();
-    const outcome = await processRecord(
-      recordOf(subject, inventoryAt(agentId, time)),
-      deps,
-    );
+    let written = false;
+    const outcome = await processRecord(recordFor(agentId, time), deps);
+    const recordMs = performance.now() - started;
+    const writesDone = deps.seriesWrites?.settled().then(() => {
+      written = true;
+    });
+    const writtenOnReturn = written;
+    await writesDone;
     const elapsedMs = performance.now() - started;
     const cluster = await queryOne<{ id: string; environment_id: string }>(
       database.db,
       'select id, environment_id from clusters where agent_id = $1',
       [agentId],
     );
-    return { outcome, cluster, elapsedMs };
+    return { outcome, cluster, recordMs, elapsedMs, writtenOnReturn };
   }
 
   beforeAll(async () => {
@@ -361,12 +378,54 @@ describe('series written after a sync', () => {
     // Prepare
     const { port } = silent.address() as AddressInfo;
     // Act
-    const { outcome, elapsedMs } = await sync(
+    const { outcome, elapsedMs, recordMs, writtenOnReturn } = await sync(
       depsWith(`http://127.0.0.1:${port}/api/v1/write`),
       new Date(),
     );
-    // Assess: the 300 ms deadline ended the write, not a hang.
+    // Assess: the 300 ms deadline ended the write, not a hang; the record
+    // itself did not wait for it.
     expect(outcome).toBe('applied');
     expect(elapsedMs).toBeGreaterThanOrEqual(300);
+    expect(writtenOnReturn).toBe(false);
+    expect(recordMs).toBeLessThan(elapsedMs);
+  });
+
+  it('a batch returns only once the series writes of its records have ended', async () => {
+    // Prepare: two records; the store never answers, the deadline is 300 ms.
+    const { port } = silent.address() as AddressInfo;
+    const deps = depsWith(`http://127.0.0.1:${port}/api/v1/write`);
+    const records = [
+      recordFor(randomUUID(), new Date()),
+      recordFor(randomUUID(), new Date()),
+    ].map((record, i) => ({
+      ...record,
+      attributes: {
+        ...record.attributes,
+        MessageGroupId: `group-${i}`,
+        SequenceNumber: String(i + 1),
+      },
+    }));
+    let settledEarly = true;
+    const started = performance.now();
+
+    // Act
+    const response = await processBatch({ Records: records }, deps);
+    const elapsedMs = performance.now() - started;
+    await Promise.race([
+      deps.seriesWrites?.settled().then(() => {
+        settledEarly = true;
+      }),
+      new Promise((resolve) =>
+        setImmediate(() => {
+          settledEarly = false;
+          resolve(undefined);
+        }),
+      ),
+    ]);
+
+    // Assess: nothing was left in flight when the batch returned.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(elapsedMs).toBeGreaterThanOrEqual(300);
+    expect(settledEarly).toBe(true);
   });
 });
