@@ -5,20 +5,38 @@
  *
  * Prints, for one cluster, p50/p99 of each of the ten queries over 24 hours
  * and over 7 days: the store's own time (the same PromQL sent straight to
- * VictoriaMetrics) and the metrics read's (validation, the selector, the
- * store, ranking and shaping); then what writing a large cluster's series
- * after a sync costs.
+ * VictoriaMetrics), the metrics read's (validation, the selector, the
+ * store, ranking and shaping) and the route's (the Lambda handler of
+ * get-cluster-metrics: the caller's grants and the cluster read from
+ * PostgreSQL, the query string, the read, the JSON body), and the route's
+ * overhead over the store.
+ *
+ * Then what writing a large cluster's series costs: on the sync's path
+ * (queueing the write: what a record waits for before it returns), and in
+ * the background after it (derive, encode, compress, send, and the whole
+ * write), each p50/p99.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import snappy from 'snappyjs';
+import { handler as metricsHandler } from '../functions/api/get-cluster-metrics.ts';
+import { lambdaContext } from '../infra/local/lambda-context.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
-import { writeSnapshotSeries } from '../shared/metrics/after-sync.ts';
+import { setDb } from '../shared/http/context.ts';
+import {
+  backgroundSeriesWrites,
+  writeSnapshotSeries,
+} from '../shared/metrics/after-sync.ts';
+import { setMetricsStore } from '../shared/metrics/context.ts';
 import { metricsHttp } from '../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../shared/metrics/params.ts';
 import { selectorOf } from '../shared/metrics/queries.ts';
 import { readClusterMetrics } from '../shared/metrics/read.ts';
+import { encodeWriteRequest } from '../shared/metrics/remote-write.ts';
+import { seriesOfSnapshot } from '../shared/metrics/series.ts';
 import { prometheusStore } from '../shared/metrics/store.ts';
 import { spawnVictoriaMetrics } from '../shared/metrics/victoria-metrics.ts';
 import { seriesWriter } from '../shared/metrics/writer.ts';
@@ -26,8 +44,9 @@ import {
   insertClient,
   insertCluster,
   insertEnvironment,
+  insertGrant,
 } from '../test/helpers/api-fixtures.ts';
-import { benchDatabase } from './common.ts';
+import { benchDatabase, percentile } from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_METRICS_CLUSTERS ?? 200);
 const DAYS = Number(process.env.BENCH_METRICS_DAYS ?? 7);
@@ -36,24 +55,41 @@ const MINUTE = 60_000;
 
 const say = (line: string) => console.log(line);
 
-function percentile(sorted: number[], p: number): number {
-  const index = Math.min(
-    sorted.length - 1,
-    Math.ceil((p / 100) * sorted.length) - 1,
-  );
-  return sorted[Math.max(0, index)] ?? Number.NaN;
-}
-
-async function timed(runs: number, fn: () => Promise<unknown>) {
+/** p50/p99 of `fn`'s time, or of the ms it returns when it returns a number. */
+async function timed(runs: number, fn: () => Promise<unknown> | unknown) {
   const times: number[] = [];
   await fn(); // warm-up
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
+    const measured = await fn();
+    times.push(
+      typeof measured === 'number' ? measured : performance.now() - started,
+    );
   }
-  times.sort((a, b) => a - b);
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+const pair = (t: { p50: number; p99: number }) =>
+  `${t.p50.toFixed(1)} / ${t.p99.toFixed(1)}`;
+
+/** The API Gateway event of a GET on the metrics route, claims verified. */
+function routeEvent(
+  clusterId: string,
+  name: string,
+  rawQueryString: string,
+): APIGatewayProxyEventV2WithJWTAuthorizer {
+  return {
+    rawQueryString,
+    pathParameters: { clusterID: clusterId, query: name },
+    requestContext: {
+      authorizer: {
+        jwt: {
+          claims: { sub: 'bench:reader', email: 'reader@bench.test' },
+          scopes: [],
+        },
+      },
+    },
+  } as unknown as APIGatewayProxyEventV2WithJWTAuthorizer;
 }
 
 /** One cluster's series, as VictoriaMetrics' JSON-lines import. */
@@ -161,6 +197,14 @@ try {
 
   // Route vs store --------------------------------------------------------
   const store = prometheusStore({ baseUrl: vm.url, http: metricsHttp() });
+  await insertGrant(db, {
+    email: 'reader@bench.test',
+    role: 'operator',
+    clientId,
+  });
+  setDb(db);
+  setMetricsStore(store);
+  const context = lambdaContext('get-cluster-metrics');
   const target = clusterIds[0] as string;
   const cluster = { id: target, environment_id: environmentId };
   const filters: Record<string, string> = {
@@ -173,8 +217,9 @@ try {
   };
   say('');
   say(
-    'query                  range   store p50/p99 ms   read p50/p99 ms    read − store p50',
+    'query                  range   store p50/p99 ms   read p50/p99 ms    route p50/p99 ms   route − store p50 / p99',
   );
+  const overheads: number[] = [];
   for (const [label, rangeMs] of [
     ['24h', 24 * 3_600_000],
     ['7d', 7 * 24 * 3_600_000 - MINUTE],
@@ -219,14 +264,29 @@ try {
               ),
             );
       const storeTimes = await timed(RUNS, storeOnly);
-      const routeTimes = await timed(RUNS, () =>
+      const readTimes = await timed(RUNS, () =>
         readClusterMetrics(store, cluster, parseMetricsRequest(name, qs)),
       );
+      const event = routeEvent(target, name, qs);
+      const routeTimes = await timed(RUNS, async () => {
+        const result = await metricsHandler(event, context);
+        if (result.statusCode !== 200) {
+          throw new Error(
+            `route answered ${result.statusCode}: ${result.body}`,
+          );
+        }
+      });
+      overheads.push(routeTimes.p50 - storeTimes.p50);
       say(
-        `${name.padEnd(22)} ${label.padEnd(7)} ${`${storeTimes.p50.toFixed(1)} / ${storeTimes.p99.toFixed(1)}`.padEnd(18)} ${`${routeTimes.p50.toFixed(1)} / ${routeTimes.p99.toFixed(1)}`.padEnd(18)} ${(routeTimes.p50 - storeTimes.p50).toFixed(1)}`,
+        `${name.padEnd(22)} ${label.padEnd(7)} ${pair(storeTimes).padEnd(18)} ${pair(readTimes).padEnd(18)} ${pair(routeTimes).padEnd(18)} ${(routeTimes.p50 - storeTimes.p50).toFixed(1)} / ${(routeTimes.p99 - storeTimes.p99).toFixed(1)}`,
       );
     }
   }
+
+  say('');
+  say(
+    `route − store, p50 over the ${overheads.length} rows: median ${percentile(overheads, 50).toFixed(1)} ms, worst ${Math.max(...overheads).toFixed(1)} ms (target ≤ 5 ms)`,
+  );
 
   // Series written after a sync --------------------------------------------
   const inventory = generateInventory({
@@ -245,15 +305,49 @@ try {
     environmentId,
     snapshotAt: new Date(),
   };
-  const write = await timed(10, async () => {
+  const next = () => {
     committed.snapshotAt = new Date(committed.snapshotAt.getTime() + MINUTE);
-    const outcome = await writeSnapshotSeries(writer, inventory, committed);
+    return committed;
+  };
+  const WRITE_RUNS = 10;
+  // On the sync's path: what processRecord awaits before it returns.
+  const writes = backgroundSeriesWrites(writer);
+  // Each write ends before the next is queued, so each is measured alone.
+  const onPath = await timed(WRITE_RUNS, async () => {
+    const started = performance.now();
+    await writes.enqueue(inventory, { ...next() });
+    const queuedMs = performance.now() - started;
+    await writes.settled();
+    return queuedMs;
+  });
+  // In the background, step by step.
+  let samples = seriesOfSnapshot(inventory, committed);
+  const derive = await timed(WRITE_RUNS, () => {
+    samples = seriesOfSnapshot(inventory, committed);
+  });
+  let raw = encodeWriteRequest(samples, committed.snapshotAt.getTime());
+  const encode = await timed(WRITE_RUNS, () => {
+    raw = encodeWriteRequest(samples, committed.snapshotAt.getTime());
+  });
+  let body = snappy.compress(raw);
+  const compress = await timed(WRITE_RUNS, () => {
+    body = snappy.compress(raw);
+  });
+  const whole = await timed(WRITE_RUNS, async () => {
+    const outcome = await writeSnapshotSeries(writer, inventory, next());
     if (outcome !== 'written') throw new Error('series write failed');
   });
   say('');
   say(
-    `series write after sync, large cluster (${inventory.nodes?.length} nodes, ${inventory.pods?.length} pods): p50 ${write.p50.toFixed(1)} ms, p99 ${write.p99.toFixed(1)} ms`,
+    `series write after sync, large cluster (${inventory.nodes?.length} nodes, ${inventory.pods?.length} pods, ${samples.length} series, ${(raw.length / 1e6).toFixed(1)} MB → ${(body.length / 1e3).toFixed(0)} KB snappy), p50 / p99 ms:`,
   );
+  say(
+    `  on the sync's path (queue the write):  ${pair(onPath)}  (target ≤ 30 ms)`,
+  );
+  say(
+    `  background: derive ${pair(derive)}, encode ${pair(encode)}, compress ${pair(compress)}`,
+  );
+  say(`  background: the whole write, sent and acknowledged: ${pair(whole)}`);
 } finally {
   await database.close();
   await vm.stop();

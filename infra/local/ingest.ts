@@ -17,6 +17,7 @@ import {
 import type { ProcessedRecord } from '../../shared/ingest/process-record.ts';
 import { bridgeRejectionRecorder } from '../../shared/ingest/rejections.ts';
 import { setSyncDeps } from '../../shared/ingest/sync-deps.ts';
+import { seriesWrites } from '../../shared/metrics/after-sync.ts';
 import type { SeriesWriter } from '../../shared/metrics/writer.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { traceSpan } from '../../shared/observability/tracer.ts';
@@ -81,7 +82,7 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
       ? { eventHistoryDays: options.eventHistoryDays }
       : {}),
     span: traceSpan,
-    seriesWriter: options.seriesWriter,
+    seriesWrites: seriesWrites(options.seriesWriter),
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });
 

@@ -6,8 +6,8 @@
  * query, the tenant-isolation matrix and the unknown-parameter test walk it,
  * and the OpenAPI document is generated from it.
  *
- * Adding a route, e.g. GET /api/v1/clusters/{clusterID}/metrics/{query} on
- * metrics:read:
+ * Adding a route (GET /api/v1/clusters/{clusterID}/metrics/{query} on
+ * metrics:read, the get-cluster-metrics entry below, was added this way):
  *
  * 1. Its parameters: one zod object over the values as received (strings),
  *    built from the shared fields (shared/http/fields.ts: namespaceField,
@@ -83,6 +83,7 @@ import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
 import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
+import { metricsQuery } from '../metrics/params.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 import type { RateLimitFamily } from './rate-limit.ts';
 
@@ -357,6 +358,15 @@ export const routes = [
     access: clusterRead,
     query: timelineRouteQuery,
     rateLimit: 'events-timeline',
+  }),
+  route({
+    name: 'get-cluster-metrics',
+    method: 'GET',
+    path: `${cluster}/metrics/{query}`,
+    summary:
+      'One of the ten allow-listed metrics queries over a range (or instant), confined to the cluster',
+    access: { shape: 'cluster', permission: 'metrics:read' },
+    query: metricsQuery,
   }),
   route({
     name: 'get-live-manifest',

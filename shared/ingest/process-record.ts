@@ -32,8 +32,7 @@ import type {
 } from 'aws-lambda';
 import type { Db } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
-import { writeSnapshotSeries } from '../metrics/after-sync.ts';
-import type { SeriesWriter } from '../metrics/writer.ts';
+import type { SeriesWrites } from '../metrics/after-sync.ts';
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
 import {
@@ -62,8 +61,11 @@ export interface SyncDeps {
   eventHistoryDays?: number;
   span?: SpanRunner;
   now?: () => Date;
-  /** Writes the cluster's series after each applied snapshot (optional). */
-  seriesWriter?: SeriesWriter | undefined;
+  /**
+   * Writes the cluster's series after each applied snapshot (optional), off
+   * the record's path; processBatch awaits them before it returns.
+   */
+  seriesWrites?: SeriesWrites | undefined;
   /** Called once a record is settled for good (committed or refused). */
   onProcessed?: (info: ProcessedRecord) => void;
 }
@@ -137,9 +139,6 @@ export async function processRecord(
       ...(deps.now ? { now: deps.now } : {}),
     });
     report(record, subject, streamSeq, result);
-    if (deps.seriesWriter && result.outcome === 'applied') {
-      await writeSnapshotSeries(deps.seriesWriter, inventory, result);
-    }
     deps.onProcessed?.({
       messageId: record.messageId,
       subject,
@@ -151,6 +150,9 @@ export async function processRecord(
       decodeMs,
       syncMs: result.durationMs,
     });
+    if (deps.seriesWrites && result.outcome === 'applied') {
+      await deps.seriesWrites.enqueue(inventory, result);
+    }
     return result.outcome;
   } catch (error) {
     if (!(error instanceof RejectedInventoryError)) {
@@ -213,9 +215,23 @@ export async function processRecord(
 /**
  * One Lambda SQS FIFO event: records in order; a failure fails itself and
  * every later record of its group (`batchItemFailures`), and the other
- * groups' records still run.
+ * groups' records still run. It returns once the series writes its records
+ * queued have ended (each bounded by its deadline), so none is frozen in
+ * flight when the invocation ends.
  */
-export function processBatch(
+export async function processBatch(
+  event: SQSEvent,
+  deps: SyncDeps,
+  context?: Context,
+): Promise<SQSBatchResponse> {
+  try {
+    return await processRecords(event, deps, context);
+  } finally {
+    await deps.seriesWrites?.settled();
+  }
+}
+
+function processRecords(
   event: SQSEvent,
   deps: SyncDeps,
   context?: Context,

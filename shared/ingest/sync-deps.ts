@@ -6,6 +6,7 @@
  */
 import { type Config, getConfig } from '../config.ts';
 import { getDb } from '../http/context.ts';
+import { seriesWrites } from '../metrics/after-sync.ts';
 import { seriesWriterFromConfig } from '../metrics/from-config.ts';
 import { traceSpan } from '../observability/tracer.ts';
 import { s3FromConfig } from './aws-clients.ts';
@@ -36,6 +37,6 @@ async function fromConfig(config: Config): Promise<SyncDeps> {
     maxReceives: config.QUEUE_MAX_RECEIVE_COUNT,
     eventHistoryDays: config.EVENT_HISTORY_DAYS,
     span: traceSpan,
-    seriesWriter: seriesWriterFromConfig(config),
+    seriesWrites: seriesWrites(seriesWriterFromConfig(config)),
   };
 }

@@ -5,6 +5,17 @@
  * the writer's deadline, 2 s by default) or refusing costs one counted,
  * logged failure, and the sync still succeeds. It is never retried: the
  * next sync writes fresher figures.
+ *
+ * It runs off the sync's critical path (docs/decisions.md): a settled
+ * record queues its write and returns; the write (derive, encode, compress,
+ * send) starts on the next turn of the event loop, while the batch's next
+ * record runs. The batch awaits every queued write before it returns
+ * (`settled()`), because a Lambda freezes once its handler returns and a
+ * request in flight would then die or land in a later invocation; each is
+ * bounded by the writer's deadline, inside the margin a batch keeps past
+ * its last sync. At most `maxPending` writes are queued or in flight: a
+ * record finding them all busy waits for one to end, so a slow store holds
+ * at most that many snapshots in memory.
  */
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
@@ -46,4 +57,44 @@ export async function writeSnapshotSeries(
     });
     return 'failed';
   }
+}
+
+/** Queued series writes of one process (a Lambda instance, the local stack). */
+export interface SeriesWrites {
+  /**
+   * Queues the write of `committed`'s series and resolves at once, or once
+   * a slot is free when `maxPending` writes are already busy.
+   */
+  enqueue(inventory: Inventory, committed: CommittedSnapshot): Promise<void>;
+  /** Resolves when every write queued so far has ended, well or not. */
+  settled(): Promise<void>;
+}
+
+/** Writes queued in one batch at most (the sync's batch size is 1–5). */
+export const MAX_PENDING_WRITES = 5;
+
+export function backgroundSeriesWrites(
+  writer: SeriesWriter,
+  maxPending = MAX_PENDING_WRITES,
+): SeriesWrites {
+  const pending = new Set<Promise<unknown>>();
+  return {
+    async enqueue(inventory, committed) {
+      while (pending.size >= maxPending) await Promise.race(pending);
+      const write = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => writeSnapshotSeries(writer, inventory, committed))
+        .finally(() => pending.delete(write));
+      pending.add(write);
+    },
+    async settled() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}
+
+/** The background writes of `writer`; none without a writer. */
+export function seriesWrites(
+  writer: SeriesWriter | undefined,
+): SeriesWrites | undefined {
+  return writer === undefined ? undefined : backgroundSeriesWrites(writer);
 }

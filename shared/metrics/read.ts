@@ -12,6 +12,10 @@
  *   (a subquery at 1-minute resolution). At 1m, and for the restarts
  *   queries (whose point is already the step's total), a point is the
  *   query's own value and carries `avg_value` alone.
+ *   A range longer than SUBQUERY_CHUNK_SECONDS is read in chunks of that
+ *   length, joined per series: VictoriaMetrics refuses a subquery of more
+ *   than 30,000 points per series (`-search.maxPointsPerTimeseries`), which
+ *   a 1-minute subquery over more than about 20 days is.
  * - Instant mode: one point per series at `end`, `step_seconds: 0`.
  * - NaN and ±Inf points are dropped as gaps; a series left with no point
  *   is dropped. Series are ranked by their peak (highest first, then by
@@ -28,6 +32,8 @@ export const MAX_RANGE_SERIES = 50;
 export const MAX_INSTANT_SERIES = 5_000;
 /** The resolution a step's average and peak are taken at. */
 const BASE_RESOLUTION_SECONDS = 60;
+/** The longest range one subquery covers: 20,160 points at 1 minute. */
+export const SUBQUERY_CHUNK_SECONDS = 14 * 24 * 3600;
 
 /** No metrics store is configured (METRICS_URL unset): 503. */
 export class MetricsNotConfiguredError extends ServiceUnavailableError {
@@ -97,14 +103,48 @@ export async function readClusterMetrics(
   const over = (fn: string) =>
     `${fn}((${promql})[${step}s:${BASE_RESOLUTION_SECONDS}s])`;
   const [averages, peaks] = await Promise.all([
-    store.queryRange(over('avg_over_time'), range),
-    store.queryRange(over('max_over_time'), range),
+    queryRangeInChunks(store, over('avg_over_time'), range),
+    queryRangeInChunks(store, over('max_over_time'), range),
   ]);
   return ranked(
     withPeaks(toSeries(averages), toSeries(peaks)),
     MAX_RANGE_SERIES,
     step,
   );
+}
+
+type StoreRange = Parameters<MetricsStore['queryRange']>[1];
+
+/**
+ * `range` read in chunks of at most SUBQUERY_CHUNK_SECONDS (each starting on
+ * a step, none overlapping), every series' points joined in time order.
+ */
+async function queryRangeInChunks(
+  store: MetricsStore,
+  promql: string,
+  range: StoreRange,
+): Promise<StoreSeries[]> {
+  const span = Math.floor(SUBQUERY_CHUNK_SECONDS / range.step) * range.step;
+  const chunks: StoreRange[] = [];
+  for (let start = range.start; start <= range.end; start += span) {
+    const end = Math.min(start + span - range.step, range.end);
+    chunks.push({ start, end, step: range.step });
+  }
+  if (chunks.length === 1) return store.queryRange(promql, range);
+  const answers = await Promise.all(
+    chunks.map((chunk) => store.queryRange(promql, chunk)),
+  );
+  const joined = new Map<string, StoreSeries>();
+  for (const answer of answers) {
+    for (const series of answer) {
+      const key = labelsKey(series.labels);
+      const seen = joined.get(key);
+      if (seen) seen.points.push(...series.points);
+      else
+        joined.set(key, { labels: series.labels, points: [...series.points] });
+    }
+  }
+  return [...joined.values()];
 }
 
 function seconds(time: Date): number {

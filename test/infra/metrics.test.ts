@@ -75,6 +75,9 @@ describe('metrics store (AMP workspace)', () => {
   it('lets only the metrics:read routes query it', () => {
     const api = app.templates.api;
     const aps = actionsIn(api).filter((a) => a.startsWith('aps:'));
+    expect(metricsRoutes.map((route) => route.name)).toEqual([
+      'get-cluster-metrics',
+    ]);
     expect(aps).toEqual(metricsRoutes.map(() => 'aps:QueryMetrics'));
     for (const route of routes) {
       const env = environmentOf(api, names.api(route));

@@ -14,6 +14,7 @@ import {
   type RouteDefinition,
   routes as routeTable,
 } from '../../../shared/http/routes.ts';
+import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import {
   buildWorld,
@@ -152,6 +153,8 @@ function expectedFor(
  * The live reads ask the cluster's agent once access passed: the matrix
  * sends them valid parameters, and the world's agents (no version reported)
  * are refused by the agent checks, 409 agent_too_old, without being asked.
+ * The metrics route gets a valid range and, with no metrics store given to
+ * this server, answers 503 metrics_not_configured once access passed.
  */
 const PAST_ACCESS: Readonly<
   Record<string, { query: string; status: number; code: string }>
@@ -170,6 +173,11 @@ const PAST_ACCESS: Readonly<
     query: '?namespace=shop&pod=web-1',
     status: 409,
     code: 'agent_too_old',
+  },
+  'get-cluster-metrics': {
+    query: '?start=2026-05-01T10:00:00Z&end=2026-05-01T11:00:00Z',
+    status: 503,
+    code: 'metrics_not_configured',
   },
 };
 
@@ -207,6 +215,8 @@ describe('tenant isolation', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     world = await buildWorld(database.db);
+    // No metrics store: the metrics route's answer past access is its 503.
+    setMetricsStore(undefined);
     api = await startTestApi(database.db);
     const pending = [...PENDING_ROUTES];
     console.info(
@@ -220,6 +230,7 @@ describe('tenant isolation', () => {
     }
   });
   afterAll(async () => {
+    setMetricsStore('reset');
     await api?.close();
     await database?.drop();
   });
@@ -234,6 +245,7 @@ describe('tenant isolation', () => {
       workloadID: world.target.workloadId,
       id: world.target.clientId,
       envID: world.target.environmentId,
+      query: 'cpu_by_node',
       ...ids,
     };
     return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -326,6 +338,7 @@ describe('tenant isolation', () => {
               403: 'forbidden',
               404: 'not_found',
               409: PAST_ACCESS[route.name]?.code,
+              503: PAST_ACCESS[route.name]?.code,
             }[expected.status],
           );
           return;

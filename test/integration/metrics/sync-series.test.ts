@@ -1,6 +1,6 @@
 /**
  * The series a committed sync writes, read back through the metrics queries
- * from a real VictoriaMetrics, and a sync that succeeds while the store is
+ * and through the metrics route from a real VictoriaMetrics, and a sync that succeeds while the store is
  * down or slow.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,20 +11,28 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import {
+  processBatch,
   processRecord,
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
+import { seriesWrites } from '../../../shared/metrics/after-sync.ts';
+import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
 import { metricsHttp } from '../../../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../../../shared/metrics/params.ts';
-import { readClusterMetrics } from '../../../shared/metrics/read.ts';
+import {
+  type MetricsData,
+  readClusterMetrics,
+} from '../../../shared/metrics/read.ts';
 import {
   type MetricsStore,
   prometheusStore,
 } from '../../../shared/metrics/store.ts';
 import type { SeriesWriteFormat } from '../../../shared/metrics/writer.ts';
 import type { InventoryInput } from '../../../shared/wire/inventory.ts';
+import { insertGrant } from '../../helpers/api-fixtures.ts';
+import { startTestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import {
@@ -146,32 +154,47 @@ describe('series written after a sync', () => {
     s3: deadS3,
     timeoutMs: 60_000,
     eventRetentionHours: 24,
-    seriesWriter: seriesWriterFromConfig({
-      METRICS_URL: undefined,
-      METRICS_WRITE_URL: writeUrl,
-      METRICS_WRITE_FORMAT: format,
-      METRICS_TENANT_HEADER: undefined,
-      METRICS_SIGV4_REGION: undefined,
-      METRICS_QUERY_TIMEOUT_MS: 10_000,
-      METRICS_WRITE_TIMEOUT_MS: 300,
-    }),
+    seriesWrites: seriesWrites(
+      seriesWriterFromConfig({
+        METRICS_URL: undefined,
+        METRICS_WRITE_URL: writeUrl,
+        METRICS_WRITE_FORMAT: format,
+        METRICS_TENANT_HEADER: undefined,
+        METRICS_SIGV4_REGION: undefined,
+        METRICS_QUERY_TIMEOUT_MS: 10_000,
+        METRICS_WRITE_TIMEOUT_MS: 300,
+      }),
+    ),
   });
 
+  const recordFor = (agentId: string, time: Date) =>
+    recordOf(
+      `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`,
+      inventoryAt(agentId, time),
+    );
+
+  /**
+   * One record through processRecord; `recordMs` is the record's own time,
+   * `elapsedMs` until its series write ended too (as processBatch waits).
+   */
   async function sync(deps: SyncDeps, time: Date) {
     const agentId = randomUUID();
-    const subject = `proxima.${tenant.clientSlug}.${tenant.envSlug}.${agentId}.kubernetes`;
     const started = performance.now();
-    const outcome = await processRecord(
-      recordOf(subject, inventoryAt(agentId, time)),
-      deps,
-    );
+    let written = false;
+    const outcome = await processRecord(recordFor(agentId, time), deps);
+    const recordMs = performance.now() - started;
+    const writesDone = deps.seriesWrites?.settled().then(() => {
+      written = true;
+    });
+    const writtenOnReturn = written;
+    await writesDone;
     const elapsedMs = performance.now() - started;
     const cluster = await queryOne<{ id: string; environment_id: string }>(
       database.db,
       'select id, environment_id from clusters where agent_id = $1',
       [agentId],
     );
-    return { outcome, cluster, elapsedMs };
+    return { outcome, cluster, recordMs, elapsedMs, writtenOnReturn };
   }
 
   beforeAll(async () => {
@@ -271,6 +294,75 @@ describe('series written after a sync', () => {
     });
   }
 
+  it('the series a sync wrote read back through the metrics route', async () => {
+    // Prepare: the route over the same store, an operator of the tenant.
+    const time = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 180_000);
+    const qs = `start=${new Date(time.getTime() - 60_000).toISOString()}&end=${time.toISOString()}`;
+    const { outcome, cluster } = await sync(
+      depsWith(`${vm.url}/api/v1/write`),
+      time,
+    );
+    await vm.server.flush();
+    await insertGrant(database.db, {
+      email: 'sync-reader@example.test',
+      role: 'operator',
+      clientId: tenant.clientId,
+    });
+    setMetricsStore(store);
+    const api = await startTestApi(database.db);
+    try {
+      const token = await api.token('sync-reader@example.test');
+      const read = async (query: string, extra = '') => {
+        const response = await api.get(
+          `/api/v1/clusters/${cluster.id}/metrics/${query}?${qs}${extra}`,
+          token,
+        );
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        return response.body.data as MetricsData;
+      };
+      const valuesOf = (data: MetricsData) =>
+        data.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]);
+
+      // Act
+      const replicas = await read(
+        'replicas',
+        '&namespace=shop&workload=web&workload_kind=Deployment',
+      );
+      const phases = await read('pods_by_phase');
+      const nodes = await read('cpu_by_node');
+
+      // Assess
+      expect(outcome).toBe('applied');
+      expect(replicas).toEqual({
+        series: [
+          {
+            labels_key: '{type="desired"}',
+            labels: { type: 'desired' },
+            data: [{ time: time.toISOString(), avg_value: 3 }],
+          },
+          {
+            labels_key: '{type="ready"}',
+            labels: { type: 'ready' },
+            data: [{ time: time.toISOString(), avg_value: 2 }],
+          },
+        ],
+        truncated: false,
+        step_seconds: 60,
+      });
+      expect(valuesOf(phases)).toEqual([
+        [{ phase: 'Running' }, [3]],
+        [{ phase: 'Pending' }, [1]],
+      ]);
+      expect(valuesOf(nodes)).toEqual([
+        [{ node: 'n2' }, [0.75]],
+        [{ node: 'n1' }, [0.25]],
+      ]);
+    } finally {
+      await api.close();
+      setMetricsStore('reset');
+    }
+  });
+
   it('a sync succeeds while the store is down', async () => {
     // Act: nothing listens on port 9.
     const { outcome, cluster } = await sync(
@@ -286,12 +378,54 @@ describe('series written after a sync', () => {
     // Prepare
     const { port } = silent.address() as AddressInfo;
     // Act
-    const { outcome, elapsedMs } = await sync(
+    const { outcome, elapsedMs, recordMs, writtenOnReturn } = await sync(
       depsWith(`http://127.0.0.1:${port}/api/v1/write`),
       new Date(),
     );
-    // Assess: the 300 ms deadline ended the write, not a hang.
+    // Assess: the 300 ms deadline ended the write, not a hang; the record
+    // itself did not wait for it.
     expect(outcome).toBe('applied');
     expect(elapsedMs).toBeGreaterThanOrEqual(300);
+    expect(writtenOnReturn).toBe(false);
+    expect(recordMs).toBeLessThan(elapsedMs);
+  });
+
+  it('a batch returns only once the series writes of its records have ended', async () => {
+    // Prepare: two records; the store never answers, the deadline is 300 ms.
+    const { port } = silent.address() as AddressInfo;
+    const deps = depsWith(`http://127.0.0.1:${port}/api/v1/write`);
+    const records = [
+      recordFor(randomUUID(), new Date()),
+      recordFor(randomUUID(), new Date()),
+    ].map((record, i) => ({
+      ...record,
+      attributes: {
+        ...record.attributes,
+        MessageGroupId: `group-${i}`,
+        SequenceNumber: String(i + 1),
+      },
+    }));
+    let settledEarly = true;
+    const started = performance.now();
+
+    // Act
+    const response = await processBatch({ Records: records }, deps);
+    const elapsedMs = performance.now() - started;
+    await Promise.race([
+      deps.seriesWrites?.settled().then(() => {
+        settledEarly = true;
+      }),
+      new Promise((resolve) =>
+        setImmediate(() => {
+          settledEarly = false;
+          resolve(undefined);
+        }),
+      ),
+    ]);
+
+    // Assess: nothing was left in flight when the batch returned.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(elapsedMs).toBeGreaterThanOrEqual(300);
+    expect(settledEarly).toBe(true);
   });
 });

@@ -1,11 +1,10 @@
+import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import snappy from 'snappyjs';
 import { describe, expect, it } from 'vitest';
+import { encodeRemoteWrite } from '../../../shared/metrics/remote-write.ts';
 import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
-import {
-  encodeImportText,
-  encodeRemoteWrite,
-} from '../../../shared/metrics/writer.ts';
+import { encodeImportText } from '../../../shared/metrics/writer.ts';
 import { parseInventory } from '../../../shared/wire/inventory.ts';
 
 const STAMP = { clusterId: 'c1', environmentId: 'e1' };
@@ -148,6 +147,60 @@ describe('series encodings', () => {
         },
       ],
     });
+  });
+
+  it('remote write decodes to the samples for any labels, values and time', () => {
+    // Prepare: protobufjs reads the body independently of the hand encoder.
+    const root = protobuf.parse(`
+      syntax = "proto3";
+      message WriteRequest { repeated TimeSeries timeseries = 1; }
+      message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
+      message Label { string name = 1; string value = 2; }
+      message Sample { double value = 1; int64 timestamp = 2; }
+    `).root;
+    const WriteRequest = root.lookupType('WriteRequest');
+    const label = fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,20}$/);
+    const sample = fc.record({
+      name: label,
+      labels: fc.dictionary(
+        label.filter((name) => name !== '__name__'),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }),
+        { maxKeys: 8 },
+      ),
+      value: fc.double({ noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(sample, { maxLength: 20 }),
+        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+        (batch, time) => {
+          // Act
+          const body = encodeRemoteWrite(batch, time);
+          // Assess
+          const decoded = WriteRequest.toObject(
+            WriteRequest.decode(snappy.uncompress(body)),
+            { longs: String, defaults: true },
+          );
+          const utf8 = (text: string) =>
+            new TextDecoder().decode(new TextEncoder().encode(text));
+          expect(decoded.timeseries ?? []).toEqual(
+            batch.map((s) => ({
+              labels: [
+                { name: '__name__', value: s.name },
+                ...Object.keys(s.labels)
+                  .sort()
+                  .map((name) => ({
+                    name,
+                    value: utf8(s.labels[name] as string),
+                  })),
+              ],
+              samples: [{ value: s.value, timestamp: String(time) }],
+            })),
+          );
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 
   it('the import text escapes label values', () => {
