@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   loadLocalJwtKey,
@@ -151,6 +152,48 @@ describe('local api server', () => {
     // Assess
     expect(response.status).toBe(403);
     expect(response.body.error.code).toBe('forbidden');
+  });
+
+  it('answers a path with dot segments 404, as API Gateway does, never another route', async () => {
+    // Prepare: fetch() would resolve the dot segments itself, so the raw
+    // request line is sent as is.
+    const token = await api.token('alice@example.test');
+    const rawGet = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${api.server.url}/`, {
+          path,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const paths = [
+      `/api/v1/clusters/${clusterId}/workloads/%2e%2e/pods`,
+      `/api/v1/clusters/${clusterId}/workloads/%2E./pods`,
+      '/healthz/../api/v1/clusters',
+      '/api/v1/./clusters',
+    ];
+
+    // Act
+    const responses = await Promise.all(paths.map(rawGet));
+    const plain = await rawGet('/api/v1/clusters');
+
+    // Assess
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body)).toEqual({
+        error: { code: 'not_found', message: 'no such route' },
+      });
+    }
+    expect(plain.status).toBe(200);
   });
 
   it('routes a literal segment before a path parameter', async () => {
