@@ -196,6 +196,32 @@ describe('local api server', () => {
     expect(plain.status).toBe(200);
   });
 
+  it("gives a token whose email is not verified none of that email's grants (403), naming its subject", async () => {
+    // Prepare: signed by the server's own key, so only the claim differs.
+    const unverified = await signLocalToken(api.server.jwtKey, {
+      email: 'alice@example.test',
+      emailVerified: false,
+      sub: 'idp|mallory',
+      ttlSeconds: 600,
+    });
+    const verified = await signLocalToken(api.server.jwtKey, {
+      email: 'alice@example.test',
+      emailVerified: true,
+      sub: 'idp|alice',
+      ttlSeconds: 600,
+    });
+
+    // Act
+    const refused = await api.get('/api/v1/clusters', unverified);
+    const accepted = await api.get('/api/v1/clusters', verified);
+
+    // Assess
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('forbidden');
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.data).toHaveLength(1);
+  });
+
   it('routes a literal segment before a path parameter', async () => {
     // Prepare
     const token = await api.token('alice@example.test');
