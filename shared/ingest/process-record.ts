@@ -104,6 +104,9 @@ export class BatchOutOfTimeError extends Error {
 export const CLAMPED_MESSAGE =
   'kubernetes snapshot stamped in the future, clamped';
 
+export const DUPLICATES_MESSAGE =
+  'kubernetes snapshot carries one key more than once; the last row kept';
+
 /**
  * Applies one queued snapshot. Resolves when it is applied, skipped as
  * older, or refused and recorded; throws when it should be retried.
@@ -270,6 +273,21 @@ function report(
       { received: c.received, upserted: c.upserted, pruned: c.pruned },
     ]),
   );
+  for (const [kind, c] of Object.entries(result.kinds)) {
+    if (c.duplicates === 0) continue;
+    // The agent sent one key twice: the last row was kept. Bounded: a few
+    // keys, each cut short.
+    logger.warn(DUPLICATES_MESSAGE, {
+      subject,
+      clusterId: result.clusterId,
+      kind,
+      duplicates: c.duplicates,
+      keys: c.duplicateKeys,
+    });
+    const single = metrics.singleMetric();
+    single.addDimension('kind', kind);
+    single.addMetric(MetricName.duplicateRows, MetricUnit.Count, c.duplicates);
+  }
   if (result.clamped) {
     logger.warn(CLAMPED_MESSAGE, {
       subject,

@@ -223,4 +223,84 @@ describe('poison messages', () => {
       expect(line).not.toMatch(/secretkey|secretbody|secret-encoding/);
     }
   });
+
+  it('counts and logs rows sharing a key in one snapshot, per kind, with a metric, keeping the last', {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare: one pod, node, workload and namespace sent twice.
+    world = await startWorld();
+    const agent = newAgentId();
+    const inventory = inventoryOf(agent, minutesAgo(1));
+    const pod = inventory.pods![0]!;
+    const node = inventory.nodes![0]!;
+    const workload = inventory.workloads![0]!;
+    const namespace = inventory.namespaces![0]!;
+    inventory.pods!.push({ ...pod, labels: { copy: 'last' } });
+    inventory.nodes!.push({ ...node });
+    inventory.workloads!.push({ ...workload });
+    inventory.namespaces!.push({ ...namespace });
+    const out = captureStdout();
+
+    // Act
+    let cluster: Awaited<ReturnType<World['clusterOf']>>;
+    try {
+      await world.publish(world.subjectFor(agent), inventory);
+      cluster = await eventually('the cluster applied', () =>
+        world!.clusterOf(agent),
+      );
+      await eventually(
+        'the duplicates metric',
+        () =>
+          out.metric('proxima_k8s_snapshot_duplicate_rows_total').length >= 4,
+      );
+    } finally {
+      out.restore();
+    }
+
+    // Assess
+    const warned = out
+      .json()
+      .filter(
+        (l) =>
+          l.message ===
+          'kubernetes snapshot carries one key more than once; the last row kept',
+      );
+    const byKind = Object.fromEntries(warned.map((l) => [l.kind, l]));
+    expect(Object.keys(byKind).sort()).toEqual([
+      'namespaces',
+      'nodes',
+      'pods',
+      'workloads',
+    ]);
+    expect(byKind.pods).toMatchObject({
+      level: 'WARN',
+      subject: world.subjectFor(agent),
+      duplicates: 1,
+      keys: [`${pod.namespace}/${pod.name}`],
+    });
+    expect(byKind.nodes).toMatchObject({ duplicates: 1, keys: [node.name] });
+    expect(byKind.workloads).toMatchObject({
+      duplicates: 1,
+      keys: [`${workload.kind}/${workload.namespace}/${workload.name}`],
+    });
+    expect(byKind.namespaces).toMatchObject({
+      duplicates: 1,
+      keys: [namespace.name],
+    });
+    const emf = out
+      .json()
+      .filter((l) => 'proxima_k8s_snapshot_duplicate_rows_total' in l);
+    expect(emf.map((l) => l.kind).sort()).toEqual([
+      'namespaces',
+      'nodes',
+      'pods',
+      'workloads',
+    ]);
+    const pods = await query<{ name: string; labels: Record<string, string> }>(
+      world.database.db,
+      'select name, labels from k8s_pods where cluster_id = $1 and name = $2',
+      [cluster!.id, pod.name],
+    );
+    expect(pods).toEqual([{ name: pod.name, labels: { copy: 'last' } }]);
+  });
 });
