@@ -43,7 +43,11 @@ import {
 } from '../sync/sync.ts';
 import { parseInventoryJson } from '../wire/inventory.ts';
 import { parseSubject } from '../wire/subject.ts';
-import { decodeQueuedInventory, QueueAttribute } from './queue-message.ts';
+import {
+  decodeQueuedInventory,
+  publishedSize,
+  QueueAttribute,
+} from './queue-message.ts';
 import { recordRejection } from './rejections.ts';
 
 /** What one record's processing needs; built once per process. */
@@ -118,13 +122,13 @@ export async function processRecord(
   const startedAt = Date.now();
   let subject = attribute(record, QueueAttribute.subject) ?? '';
   let streamSeq = sequenceOf(attribute(record, QueueAttribute.streamSeq));
-  let sizeBytes = Buffer.byteLength(record.body, 'utf8');
+  // As published on NATS, not as queued (a claim check's pointer is ~160 B).
+  const sizeBytes = publishedSize(record);
   let decodeMs = 0;
   try {
     const queued = await decodeQueuedInventory(record, deps.s3);
     subject = queued.subject;
     streamSeq = queued.streamSeq;
-    sizeBytes = queued.json.byteLength;
     const parsedSubject = parseSubject(queued.subject);
     const inventory = parseInventoryJson(queued.json);
     decodeMs = Date.now() - startedAt;

@@ -3,6 +3,8 @@
  * with a dead-letter queue → sync handler → PostgreSQL): one bad snapshot
  * must never block another cluster, nor its own cluster for good.
  */
+
+import { gzipSync } from 'node:zlib';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { jetstream } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
@@ -302,5 +304,68 @@ describe('poison messages', () => {
       [cluster!.id, pod.name],
     );
     expect(pods).toEqual([{ name: pod.name, labels: { copy: 'last' } }]);
+  });
+
+  it('records the size of each refused message as published on NATS, by the sync and by the bridge', {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare: a 64 KiB queue, so a gzip bomb of 80 MiB of zeros (about
+    // 80 KB compressed) travels by claim check and inflates past the cap.
+    world = await startWorld({ maxMessageBytes: 64 * 1024 });
+    const bomb = gzipSync(Buffer.alloc(80 * 1024 * 1024, 0x20));
+    const smallGzip = gzipSync(Buffer.from('this is not json at all'));
+    const notJson = Buffer.from('this is not json either');
+    const body = Buffer.from(
+      JSON.stringify(inventoryOf(newAgentId(), minutesAgo(1))),
+    );
+    const agents = {
+      bomb: newAgentId(),
+      smallGzip: newAgentId(),
+      notJson: newAgentId(),
+      encoding: newAgentId(),
+    };
+    const gzipHeaders = () => {
+      const h = headers();
+      h.set('Content-Encoding', 'gzip');
+      return h;
+    };
+
+    // Act
+    const js = jetstream(world.publisher);
+    await js.publish(world.subjectFor(agents.bomb), bomb, {
+      headers: gzipHeaders(),
+      timeout: 30_000,
+    });
+    await js.publish(world.subjectFor(agents.smallGzip), smallGzip, {
+      headers: gzipHeaders(),
+    });
+    await world.publish(world.subjectFor(agents.notJson), notJson);
+    const h = headers();
+    h.set('Content-Encoding', 'br');
+    await js.publish(world.subjectFor(agents.encoding), body, { headers: h });
+    const rows = await eventually('four rejections', async () => {
+      const r = await world!.rejections();
+      return r.length >= 4 && r;
+    });
+
+    // Assess
+    const byAgent = Object.fromEntries(rows.map((r) => [r.agent_id, r]));
+    expect(byAgent[agents.bomb]).toMatchObject({
+      stage: 'sync',
+      size_bytes: bomb.byteLength,
+    });
+    expect(byAgent[agents.bomb]!.reason).toMatch(/inflates past/);
+    expect(byAgent[agents.smallGzip]).toMatchObject({
+      stage: 'sync',
+      size_bytes: smallGzip.byteLength,
+    });
+    expect(byAgent[agents.notJson]).toMatchObject({
+      stage: 'sync',
+      size_bytes: notJson.byteLength,
+    });
+    expect(byAgent[agents.encoding]).toMatchObject({
+      stage: 'bridge',
+      size_bytes: body.byteLength,
+    });
   });
 });
