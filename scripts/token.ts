@@ -3,7 +3,8 @@
  *   npm run token -- --email alice@example.com [--sub ID] [--ttl 1h]
  * Signed with the local key in DATA_DIR (created if missing, so the token
  * works against a local stack started later). `--sub` defaults to
- * `local:<email>`; `--ttl` takes 90s, 30m, 1h, 7d (default 1h).
+ * `local:<email>`; `--ttl` takes 90s, 30m, 1h, 1d (default 1h, at most a
+ * day: a longer one is refused).
  */
 import { parseArgs } from 'node:util';
 import {
@@ -28,6 +29,14 @@ if (!values.email && !values.sub) {
   process.exit(2);
 }
 
+let ttlSeconds: number;
+try {
+  ttlSeconds = parseTtl(values.ttl);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
+}
+
 const config = getConfig();
 const key = await loadLocalJwtKey(config.DATA_DIR, {
   issuer: config.JWT_ISSUER,
@@ -36,6 +45,6 @@ const key = await loadLocalJwtKey(config.DATA_DIR, {
 const token = await signLocalToken(key, {
   email: values.email,
   sub: values.sub ?? `local:${values.email}`,
-  ttlSeconds: parseTtl(values.ttl),
+  ttlSeconds,
 });
 process.stdout.write(`${token}\n`);

@@ -96,12 +96,19 @@ export async function startApiServer(
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
     // Only a POST route (a webhook) has a body; up to one byte past the
     // largest a route takes is kept, so the handler can refuse it.
     const body = method === 'POST' ? await readBody(req) : undefined;
     if (body === undefined) req.resume();
+    // WHATWG URL parsing resolves `..` and `%2e%2e`, which would turn
+    // `/healthz/../api/v1/clusters` into another route; API Gateway answers
+    // such a path 404, and so does this server.
+    if (hasDotSegment(req.url ?? '/')) {
+      write(res, errorResult(404, 'not_found', 'no such route'));
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz' && method === 'GET') {
       const isReady = await Promise.resolve(ready()).catch(() => false);
       write(
@@ -255,6 +262,12 @@ function matchRoute(
     }
   }
   return best && { route: best.entry.route, pathParameters: best.params };
+}
+
+/** A `.` or `..` segment in the raw path, percent-encoded or not. */
+function hasDotSegment(rawUrl: string): boolean {
+  const path = rawUrl.split(/[?#]/, 1)[0] ?? '';
+  return path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
 }
 
 function safeDecode(text: string): string | undefined {

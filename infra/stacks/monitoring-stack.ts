@@ -267,6 +267,7 @@ export class MonitoringStack extends Stack {
       graph('Rejections', [
         emf(MetricName.ingestRejections, 'Sum', 'sync rejected'),
         emf(MetricName.bridgeRejected, 'Sum', 'bridge rejected'),
+        emf(MetricName.duplicateRows, 'Sum', 'duplicate keys in a snapshot'),
       ]),
     );
 

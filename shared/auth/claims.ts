@@ -22,8 +22,16 @@ export function principalFromEvent(
     throw new UnauthorizedError('authentication required');
   }
   const email = claims?.email;
+  // An email its issuer says it has not verified may be anyone's: it never
+  // stands for the person a grant was made for. API Gateway passes claims
+  // as strings, the local server too; a boolean is taken as well.
+  const verified = claims?.email_verified;
+  const unverified = verified === false || verified === 'false';
   return {
     sub,
-    email: typeof email === 'string' && email !== '' ? email : undefined,
+    email:
+      typeof email === 'string' && email !== '' && !unverified
+        ? email
+        : undefined,
   };
 }

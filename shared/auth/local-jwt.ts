@@ -115,16 +115,26 @@ async function readStored(path: string): Promise<StoredKey | undefined> {
 
 export interface TokenRequest {
   email?: string | undefined;
+  /** The `email_verified` claim; absent when undefined. */
+  emailVerified?: boolean | undefined;
   sub: string;
   ttlSeconds: number;
 }
+
+/** The longest life of a local token: one leaked token stays good a day at most. */
+export const MAX_TOKEN_TTL_SECONDS = 86_400;
 
 /** A signed token carrying `sub` and `email`. */
 export function signLocalToken(
   key: LocalJwtKey,
   request: TokenRequest,
 ): Promise<string> {
-  const claims = request.email === undefined ? {} : { email: request.email };
+  const claims = {
+    ...(request.email === undefined ? {} : { email: request.email }),
+    ...(request.emailVerified === undefined
+      ? {}
+      : { email_verified: request.emailVerified }),
+  };
   return new SignJWT(claims)
     .setProtectedHeader({ alg: LOCAL_JWT_ALGORITHM, kid: key.kid, typ: 'JWT' })
     .setSubject(request.sub)
@@ -161,12 +171,20 @@ export async function verifyLocalToken(
   return claims;
 }
 
-/** `90s`, `30m`, `1h`, `7d` or plain seconds. */
+/** `90s`, `30m`, `1h`, `1d` or plain seconds, from 1 second to a day. */
 export function parseTtl(text: string): number {
   const match = /^(\d+)([smhd]?)$/.exec(text.trim());
-  if (!match) throw new Error(`not a duration: ${text}`);
+  if (!match) {
+    throw new Error('--ttl: not a duration (90s, 30m, 1h, 1d or seconds)');
+  }
   const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match[2] ?? ''] ?? 1;
   const seconds = Number(match[1]) * unit;
-  if (seconds < 1) throw new Error('a token must live at least 1 second');
+  if (seconds < 1)
+    throw new Error('--ttl: a token must live at least 1 second');
+  if (seconds > MAX_TOKEN_TTL_SECONDS) {
+    throw new Error(
+      `--ttl: a token lives at most a day (24h, ${MAX_TOKEN_TTL_SECONDS} seconds); asked for ${seconds} seconds`,
+    );
+  }
   return seconds;
 }

@@ -42,7 +42,11 @@ import {
 } from '../sync/sync.ts';
 import { parseInventoryJson } from '../wire/inventory.ts';
 import { parseSubject } from '../wire/subject.ts';
-import { decodeQueuedInventory, QueueAttribute } from './queue-message.ts';
+import {
+  decodeQueuedInventory,
+  publishedSize,
+  QueueAttribute,
+} from './queue-message.ts';
 import { recordRejection } from './rejections.ts';
 
 /** What one record's processing needs; built once per process. */
@@ -106,6 +110,9 @@ export class BatchOutOfTimeError extends Error {
 export const CLAMPED_MESSAGE =
   'kubernetes snapshot stamped in the future, clamped';
 
+export const DUPLICATES_MESSAGE =
+  'kubernetes snapshot carries one key more than once; the last row kept';
+
 /**
  * Applies one queued snapshot. Resolves when it is applied, skipped as
  * older, or refused and recorded; throws when it should be retried.
@@ -117,13 +124,13 @@ export async function processRecord(
   const startedAt = Date.now();
   let subject = attribute(record, QueueAttribute.subject) ?? '';
   let streamSeq = sequenceOf(attribute(record, QueueAttribute.streamSeq));
-  let sizeBytes = Buffer.byteLength(record.body, 'utf8');
+  // As published on NATS, not as queued (a claim check's pointer is ~160 B).
+  const sizeBytes = publishedSize(record);
   let decodeMs = 0;
   try {
     const queued = await decodeQueuedInventory(record, deps.s3);
     subject = queued.subject;
     streamSeq = queued.streamSeq;
-    sizeBytes = queued.json.byteLength;
     const parsedSubject = parseSubject(queued.subject);
     const inventory = parseInventoryJson(queued.json);
     decodeMs = Date.now() - startedAt;
@@ -286,6 +293,21 @@ function report(
       { received: c.received, upserted: c.upserted, pruned: c.pruned },
     ]),
   );
+  for (const [kind, c] of Object.entries(result.kinds)) {
+    if (c.duplicates === 0) continue;
+    // The agent sent one key twice: the last row was kept. Bounded: a few
+    // keys, each cut short.
+    logger.warn(DUPLICATES_MESSAGE, {
+      subject,
+      clusterId: result.clusterId,
+      kind,
+      duplicates: c.duplicates,
+      keys: c.duplicateKeys,
+    });
+    const single = metrics.singleMetric();
+    single.addDimension('kind', kind);
+    single.addMetric(MetricName.duplicateRows, MetricUnit.Count, c.duplicates);
+  }
   if (result.clamped) {
     logger.warn(CLAMPED_MESSAGE, {
       subject,

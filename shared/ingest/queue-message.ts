@@ -331,6 +331,29 @@ export async function decodeQueuedInventory(
   return { subject, streamSeq, json };
 }
 
+/**
+ * The size of the NATS message body as the agent published it, read from
+ * what the queue carries without fetching or inflating anything (so a
+ * message refused while decoding still has it): a claim check's `bytes`, a
+ * base64 body's decoded length, else the inline text's length.
+ */
+export function publishedSize(record: QueuedRecord): number {
+  const attributes = record.messageAttributes ?? {};
+  if (stringAttribute(attributes, QueueAttribute.claimCheck) !== undefined) {
+    try {
+      const { bytes } = JSON.parse(record.body) as { bytes?: unknown };
+      if (Number.isSafeInteger(bytes)) return bytes as number;
+    } catch {
+      // Not the pointer body the bridge writes: its own size, below.
+    }
+  } else if (
+    stringAttribute(attributes, QueueAttribute.bodyEncoding) === 'base64'
+  ) {
+    return Buffer.byteLength(record.body, 'base64');
+  }
+  return Buffer.byteLength(record.body, 'utf8');
+}
+
 function stringAttribute(
   attributes: SQSMessageAttributes,
   name: string,

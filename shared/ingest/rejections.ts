@@ -108,6 +108,7 @@ export function bridgeRejectionRecorder(
   subject: string;
   reason: string;
   streamSeq?: number;
+  sizeBytes?: number;
 }) => Promise<void> {
   return async (info) =>
     recordRejection(await db(), {
@@ -115,5 +116,6 @@ export function bridgeRejectionRecorder(
       subject: info.subject,
       streamSeq: info.streamSeq,
       reason: info.reason,
+      sizeBytes: info.sizeBytes,
     });
 }

@@ -74,8 +74,13 @@ const FINISH_SQL = `
      set outcome = $2, status = $3, duration_ms = $4, bytes = $5
    where id = $1 and outcome = 'pending'`;
 
-function auditUnavailable(cause: unknown): LiveReadError {
+/** `who`: the caller, as the token's subject beside its (verified) email. */
+function auditUnavailable(
+  cause: unknown,
+  who: Pick<AuditEntry, 'subject' | 'email'> | undefined = undefined,
+): LiveReadError {
   logger.error('live read refused: its audit row could not be written', {
+    ...(who ? { subject: who.subject, email: who.email ?? null } : {}),
     error: cause instanceof Error ? cause.message : String(cause),
   });
   return new LiveReadError(
@@ -121,7 +126,7 @@ export async function insertAudit(
     ]);
     return String(row.id);
   } catch (error) {
-    throw auditUnavailable(error);
+    throw auditUnavailable(error, entry);
   }
 }
 

@@ -21,6 +21,8 @@ export const MetricName = {
   specFactsNotNewer: 'proxima_k8s_spec_facts_not_newer_total',
   snapshotsSkipped: 'proxima_k8s_snapshots_skipped_total',
   ingestRejections: 'proxima_k8s_ingest_rejections_total',
+  /** Rows of one snapshot sharing a key with an earlier row (dimension kind). */
+  duplicateRows: 'proxima_k8s_snapshot_duplicate_rows_total',
   staleClustersMarked: 'proxima_k8s_stale_clusters_marked_total',
   eventsExpired: 'proxima_k8s_events_expired_total',
   changeRecordsWritten: 'proxima_k8s_change_records_total',

@@ -69,7 +69,15 @@ export interface KindCounts {
   upserted: number;
   unchanged: number;
   pruned: number;
+  /** Rows of the snapshot whose key an earlier row of it already had. */
+  duplicates: number;
+  /** The first few of those keys (`namespace/name`), each bounded. */
+  duplicateKeys: string[];
 }
+
+/** How many duplicate keys a kind's counts name, and how long each may be. */
+const DUPLICATE_KEYS_KEPT = 5;
+const DUPLICATE_KEY_CHARS = 120;
 
 export interface SyncResult {
   /** What the facts step did (workload change records). */
@@ -150,6 +158,7 @@ interface IncomingRow {
 function digestRows(
   def: KindDefinition,
   rows: readonly unknown[],
+  duplicateKeys: string[] = [],
 ): Map<string, IncomingRow> {
   const incoming = new Map<string, IncomingRow>();
   for (const wire of rows) {
@@ -161,7 +170,9 @@ function digestRows(
       'base64',
     );
     const key = naturalKey(def, wire as DbRow);
-    // A duplicate key would make ON CONFLICT touch one row twice: last wins.
+    // A duplicate key would make ON CONFLICT touch one row twice: last wins,
+    // and the key is reported (an agent bug, never silent).
+    if (incoming.has(key)) duplicateKeys.push(key);
     incoming.set(key, { key, hash, wire });
   }
   return incoming;
@@ -435,6 +446,8 @@ interface PreparedKind {
   /** The changed rows as the upsert's JSON; undefined when none changed. */
   json: string | undefined;
   received: number;
+  duplicates: number;
+  duplicateKeys: string[];
   upserted: number;
   /** Rows new to the cluster. */
   added: number;
@@ -462,7 +475,8 @@ function prepareKind(
     kind === 'events'
       ? keptEvents(inventory.events ?? [], ctx.snapshotAt, ctx.retentionHours)
       : (inventory[kind] ?? []);
-  const incoming = digestRows(def, rows);
+  const duplicateKeys: string[] = [];
+  const incoming = digestRows(def, rows, duplicateKeys);
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: DbRow[] = [];
   const unchanged = new Set<unknown>();
@@ -489,6 +503,12 @@ function prepareKind(
   return {
     json: changed.length > 0 ? rowsJson(changed) : undefined,
     received: incoming.size,
+    duplicates: duplicateKeys.length,
+    duplicateKeys: duplicateKeys
+      .slice(0, DUPLICATE_KEYS_KEPT)
+      .map((key) =>
+        key.replaceAll('\u0001', '/').slice(0, DUPLICATE_KEY_CHARS),
+      ),
     upserted: changed.length,
     added,
     gone,
@@ -632,6 +652,8 @@ async function applyKinds(
       upserted: prepared.upserted,
       unchanged: prepared.received - prepared.upserted,
       pruned: prepared.gone.length,
+      duplicates: prepared.duplicates,
+      duplicateKeys: prepared.duplicateKeys,
     };
   }
 

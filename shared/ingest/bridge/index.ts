@@ -59,6 +59,7 @@ import {
   type QueueTarget,
   SQS_BATCH_ENTRIES,
   sendBatch,
+  workingOn,
 } from './send-batch.ts';
 import { Settlement, type SettlementCounts } from './settlement.ts';
 
@@ -81,6 +82,8 @@ export {
 /** A client's pull expiry; also bounds how long stop() waits for a pull. */
 const FETCH_EXPIRES_MS = 10_000;
 const FETCH_RETRY_MS = 1_000;
+/** Past the ack wait, for the server's redelivery timer to have fired. */
+const REDELIVERY_MARGIN_MS = 1_000;
 
 export class Bridge {
   readonly #options: BridgeOptions;
@@ -101,6 +104,10 @@ export class Bridge {
   #pulling: Promise<void> | undefined;
   #sending: Promise<void> | undefined;
   #statsTimer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  /** Until then no pull: what a dead process held is redelivered first. */
+  #firstPullAt = 0;
+  #wakeFromWait: (() => void) | undefined;
   #health: Server | undefined;
   #stopped: Promise<void> | undefined;
   #closed: Promise<void>;
@@ -172,6 +179,19 @@ export class Bridge {
       };
       this.#lag = settings.pending;
       this.#consumerReady = true;
+      // Messages delivered and not acked belong to a process that died (or
+      // another bridge): they come back only after the ack wait, and a pull
+      // before then would take the newer snapshots of their groups first.
+      // JetStream serves due redeliveries before new messages, so waiting
+      // out one ack wait keeps each agent's order across a restart.
+      if (settings.ackPending > 0) {
+        this.#firstPullAt =
+          Date.now() + settings.ackWaitMs + REDELIVERY_MARGIN_MS;
+        logger.info('waiting for the messages a previous bridge held', {
+          ackPending: settings.ackPending,
+          waitMs: settings.ackWaitMs + REDELIVERY_MARGIN_MS,
+        });
+      }
     } catch (error) {
       // Not a lost connection: the drain below is ours.
       this.#stopping = true;
@@ -186,6 +206,15 @@ export class Bridge {
       this.#options.statsIntervalMs ?? 15_000,
     );
     this.#statsTimer.unref();
+    // Pulled messages waiting for their batch are kept alive as well: with
+    // a short ack wait they would otherwise be redelivered while held.
+    this.#heartbeat = setInterval(
+      () => {
+        for (const item of this.#waiting) workingOn(item);
+      },
+      Math.max(250, this.#settlement.limits.ackWaitMs / 3),
+    );
+    this.#heartbeat.unref();
     logger.info('bridge started', {
       stream: this.#options.stream,
       consumer: this.#options.consumer,
@@ -246,6 +275,7 @@ export class Bridge {
   async #finishHeld(): Promise<void> {
     this.#stopping = true;
     this.#fetch?.stop();
+    this.#wakeFromWait?.();
     this.#wakePuller?.();
     this.#wakeSender?.();
     await this.#pulling;
@@ -256,6 +286,8 @@ export class Bridge {
   async #release(): Promise<void> {
     if (this.#statsTimer !== undefined) clearInterval(this.#statsTimer);
     this.#statsTimer = undefined;
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
     const health = this.#health;
     this.#health = undefined;
     if (health !== undefined) await closeHealth(health);
@@ -302,6 +334,17 @@ export class Bridge {
   async #pullLoop(): Promise<void> {
     const js = jetstream(this.#nc!);
     let consumer: Consumer | undefined;
+    const waitMs = this.#firstPullAt - Date.now();
+    if (waitMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        this.#wakeFromWait = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wakeFromWait = undefined;
+    }
     while (!this.#stopping) {
       if (consumer === undefined) {
         try {

@@ -36,8 +36,13 @@ import {
 export const STREAM_SUBJECTS = ['proxima.*.*.*.*'];
 /** A subject the stream must never capture (the live reads' requests). */
 const COMMAND_SUBJECT_PROBE = 'proxima.system.commands.probe';
-/** Long enough for an 8 MB S3 upload plus SDK retries; `working()` extends it. */
-export const DEFAULT_ACK_WAIT_MS = 60_000;
+/**
+ * Short, so that what a dead bridge held comes back soon (a restarted bridge
+ * waits this long before its first pull, see Bridge.start); every message a
+ * live bridge holds is kept alive with `working()` every third of it, so a
+ * slow send (an 8 MB S3 upload with SDK retries) is never redelivered.
+ */
+export const DEFAULT_ACK_WAIT_MS = 10_000;
 /**
  * With the backoff below (1 s doubling to 60 s) this rides out about an hour
  * and a half of queue outage. A snapshot still unsent after that is stale
@@ -54,6 +59,8 @@ export interface ConsumerSettings {
   ackWaitMs: number;
   /** num_pending when the consumer was looked up. */
   pending: number;
+  /** num_ack_pending then: delivered and not acked, e.g. held by a dead process. */
+  ackPending: number;
 }
 
 /** Connects with a name and reconnects forever. */
@@ -137,18 +144,30 @@ export async function prepareConsumer(
       max_deliver: setup.maxDeliver ?? DEFAULT_MAX_DELIVER,
     });
     logger.info('consumer created', { stream, consumer });
-  } else if (info.config.filter_subject !== setup.subjectFilter) {
-    logger.warn('consumer filter differs from configuration', {
-      consumer,
-      filter: info.config.filter_subject,
-      configured: setup.subjectFilter,
-    });
+  } else {
+    if (info.config.filter_subject !== setup.subjectFilter) {
+      logger.warn('consumer filter differs from configuration', {
+        consumer,
+        filter: info.config.filter_subject,
+        configured: setup.subjectFilter,
+      });
+    }
+    // A consumer the bridge owns is brought to its ack wait (a local one
+    // made with the old 60 s); a platform's consumer is never changed.
+    const ackWait = nanos(setup.ackWaitMs ?? DEFAULT_ACK_WAIT_MS);
+    if (setup.createStream && info.config.ack_wait !== ackWait) {
+      info = await jsm.consumers.update(stream, consumer, {
+        ack_wait: ackWait,
+      });
+      logger.info('consumer ack wait updated', { stream, consumer });
+    }
   }
   return {
     scope,
     maxDeliver: info.config.max_deliver ?? -1,
     ackWaitMs: Math.round((info.config.ack_wait ?? 0) / 1e6) || 30_000,
     pending: info.num_pending,
+    ackPending: info.num_ack_pending,
   };
 }
 

@@ -9,6 +9,8 @@ export interface RejectInfo {
   subject: string;
   reason: string;
   streamSeq: number;
+  /** The NATS message body's size as published. */
+  sizeBytes: number;
 }
 
 export interface BridgeStats {

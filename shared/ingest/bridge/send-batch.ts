@@ -176,7 +176,7 @@ export async function keepingInProgress<T>(
 ): Promise<T> {
   const heartbeat = setInterval(
     () => {
-      for (const item of batch) item.msg.working();
+      for (const item of batch) workingOn(item);
     },
     Math.max(250, ackWaitMs / 3),
   );
@@ -184,5 +184,18 @@ export async function keepingInProgress<T>(
     return await work();
   } finally {
     clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Tells the stream the message is still being worked on. A closed
+ * connection throws here: the message then comes back after ack_wait,
+ * which is what a dead process leaves too.
+ */
+export function workingOn(item: HeldMessage): void {
+  try {
+    item.msg.working();
+  } catch {
+    // Connection gone: nothing to extend.
   }
 }

@@ -120,7 +120,7 @@ export class Settlement {
   async reject(item: HeldMessage, reason: string): Promise<void> {
     const info = { subject: item.subject, reason, streamSeq: item.seq };
     try {
-      await this.onReject?.(info);
+      await this.onReject?.({ ...info, sizeBytes: item.msg.data.byteLength });
     } catch (error) {
       if (!this.isLastDelivery(item)) {
         logger.error('recording a rejection failed; will retry', {

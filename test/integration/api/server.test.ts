@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   loadLocalJwtKey,
@@ -151,6 +152,74 @@ describe('local api server', () => {
     // Assess
     expect(response.status).toBe(403);
     expect(response.body.error.code).toBe('forbidden');
+  });
+
+  it('answers a path with dot segments 404, as API Gateway does, never another route', async () => {
+    // Prepare: fetch() would resolve the dot segments itself, so the raw
+    // request line is sent as is.
+    const token = await api.token('alice@example.test');
+    const rawGet = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${api.server.url}/`, {
+          path,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const paths = [
+      `/api/v1/clusters/${clusterId}/workloads/%2e%2e/pods`,
+      `/api/v1/clusters/${clusterId}/workloads/%2E./pods`,
+      '/healthz/../api/v1/clusters',
+      '/api/v1/./clusters',
+    ];
+
+    // Act
+    const responses = await Promise.all(paths.map(rawGet));
+    const plain = await rawGet('/api/v1/clusters');
+
+    // Assess
+    for (const response of responses) {
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body)).toEqual({
+        error: { code: 'not_found', message: 'no such route' },
+      });
+    }
+    expect(plain.status).toBe(200);
+  });
+
+  it("gives a token whose email is not verified none of that email's grants (403), naming its subject", async () => {
+    // Prepare: signed by the server's own key, so only the claim differs.
+    const unverified = await signLocalToken(api.server.jwtKey, {
+      email: 'alice@example.test',
+      emailVerified: false,
+      sub: 'idp|mallory',
+      ttlSeconds: 600,
+    });
+    const verified = await signLocalToken(api.server.jwtKey, {
+      email: 'alice@example.test',
+      emailVerified: true,
+      sub: 'idp|alice',
+      ttlSeconds: 600,
+    });
+
+    // Act
+    const refused = await api.get('/api/v1/clusters', unverified);
+    const accepted = await api.get('/api/v1/clusters', verified);
+
+    // Assess
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('forbidden');
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.data).toHaveLength(1);
   });
 
   it('routes a literal segment before a path parameter', async () => {

@@ -125,7 +125,8 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
     const good = inventorySubject();
 
     // Act
-    const badSeq = await s.publish(bad, inventoryBody(1_000));
+    const badBody = inventoryBody(1_000);
+    const badSeq = await s.publish(bad, badBody);
     await s.publish(good, inventoryBody(1_000));
     await eventually('the good forward', () => bridge.stats().forwarded === 1);
     const settled = await eventually('the consumer settled', async () => {
@@ -140,6 +141,7 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
         subject: bad,
         streamSeq: badSeq,
         reason: expect.stringMatching(/DNS-1123/),
+        sizeBytes: badBody.byteLength,
       },
     ]);
     expect(bridge.stats().rejected).toBe(1);
@@ -216,7 +218,8 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
     const subject = inventorySubject();
 
     // Act
-    const seq = await s.publish(subject, inventoryBody(1_000));
+    const body = inventoryBody(1_000);
+    const seq = await s.publish(subject, body);
     await eventually('the rejection', () => rejections.length === 1);
     const info = await eventually('the consumer settled', async () => {
       const current = await s.consumerInfo();
@@ -228,6 +231,7 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       subject,
       streamSeq: seq,
       reason: expect.stringMatching(/^not forwarded after 2 deliveries: /),
+      sizeBytes: body.byteLength,
     });
     expect(bridge.stats()).toMatchObject({
       rejected: 1,

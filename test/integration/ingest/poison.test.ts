@@ -3,6 +3,8 @@
  * with a dead-letter queue → sync handler → PostgreSQL): one bad snapshot
  * must never block another cluster, nor its own cluster for good.
  */
+
+import { gzipSync } from 'node:zlib';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { jetstream } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
@@ -222,5 +224,148 @@ describe('poison messages', () => {
       expect(line.length).toBeLessThan(5_000);
       expect(line).not.toMatch(/secretkey|secretbody|secret-encoding/);
     }
+  });
+
+  it('counts and logs rows sharing a key in one snapshot, per kind, with a metric, keeping the last', {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare: one pod, node, workload and namespace sent twice.
+    world = await startWorld();
+    const agent = newAgentId();
+    const inventory = inventoryOf(agent, minutesAgo(1));
+    const pod = inventory.pods![0]!;
+    const node = inventory.nodes![0]!;
+    const workload = inventory.workloads![0]!;
+    const namespace = inventory.namespaces![0]!;
+    inventory.pods!.push({ ...pod, labels: { copy: 'last' } });
+    inventory.nodes!.push({ ...node });
+    inventory.workloads!.push({ ...workload });
+    inventory.namespaces!.push({ ...namespace });
+    const out = captureStdout();
+
+    // Act
+    let cluster: Awaited<ReturnType<World['clusterOf']>>;
+    try {
+      await world.publish(world.subjectFor(agent), inventory);
+      cluster = await eventually('the cluster applied', () =>
+        world!.clusterOf(agent),
+      );
+      await eventually(
+        'the duplicates metric',
+        () =>
+          out.metric('proxima_k8s_snapshot_duplicate_rows_total').length >= 4,
+      );
+    } finally {
+      out.restore();
+    }
+
+    // Assess
+    const warned = out
+      .json()
+      .filter(
+        (l) =>
+          l.message ===
+          'kubernetes snapshot carries one key more than once; the last row kept',
+      );
+    const byKind = Object.fromEntries(warned.map((l) => [l.kind, l]));
+    expect(Object.keys(byKind).sort()).toEqual([
+      'namespaces',
+      'nodes',
+      'pods',
+      'workloads',
+    ]);
+    expect(byKind.pods).toMatchObject({
+      level: 'WARN',
+      subject: world.subjectFor(agent),
+      duplicates: 1,
+      keys: [`${pod.namespace}/${pod.name}`],
+    });
+    expect(byKind.nodes).toMatchObject({ duplicates: 1, keys: [node.name] });
+    expect(byKind.workloads).toMatchObject({
+      duplicates: 1,
+      keys: [`${workload.kind}/${workload.namespace}/${workload.name}`],
+    });
+    expect(byKind.namespaces).toMatchObject({
+      duplicates: 1,
+      keys: [namespace.name],
+    });
+    const emf = out
+      .json()
+      .filter((l) => 'proxima_k8s_snapshot_duplicate_rows_total' in l);
+    expect(emf.map((l) => l.kind).sort()).toEqual([
+      'namespaces',
+      'nodes',
+      'pods',
+      'workloads',
+    ]);
+    const pods = await query<{ name: string; labels: Record<string, string> }>(
+      world.database.db,
+      'select name, labels from k8s_pods where cluster_id = $1 and name = $2',
+      [cluster!.id, pod.name],
+    );
+    expect(pods).toEqual([{ name: pod.name, labels: { copy: 'last' } }]);
+  });
+
+  it('records the size of each refused message as published on NATS, by the sync and by the bridge', {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare: a 64 KiB queue, so a gzip bomb of 80 MiB of zeros (about
+    // 80 KB compressed) travels by claim check and inflates past the cap.
+    world = await startWorld({ maxMessageBytes: 64 * 1024 });
+    const bomb = gzipSync(Buffer.alloc(80 * 1024 * 1024, 0x20));
+    const smallGzip = gzipSync(Buffer.from('this is not json at all'));
+    const notJson = Buffer.from('this is not json either');
+    const body = Buffer.from(
+      JSON.stringify(inventoryOf(newAgentId(), minutesAgo(1))),
+    );
+    const agents = {
+      bomb: newAgentId(),
+      smallGzip: newAgentId(),
+      notJson: newAgentId(),
+      encoding: newAgentId(),
+    };
+    const gzipHeaders = () => {
+      const h = headers();
+      h.set('Content-Encoding', 'gzip');
+      return h;
+    };
+
+    // Act
+    const js = jetstream(world.publisher);
+    await js.publish(world.subjectFor(agents.bomb), bomb, {
+      headers: gzipHeaders(),
+      timeout: 30_000,
+    });
+    await js.publish(world.subjectFor(agents.smallGzip), smallGzip, {
+      headers: gzipHeaders(),
+    });
+    await world.publish(world.subjectFor(agents.notJson), notJson);
+    const h = headers();
+    h.set('Content-Encoding', 'br');
+    await js.publish(world.subjectFor(agents.encoding), body, { headers: h });
+    const rows = await eventually('four rejections', async () => {
+      const r = await world!.rejections();
+      return r.length >= 4 && r;
+    });
+
+    // Assess
+    const byAgent = Object.fromEntries(rows.map((r) => [r.agent_id, r]));
+    expect(byAgent[agents.bomb]).toMatchObject({
+      stage: 'sync',
+      size_bytes: bomb.byteLength,
+    });
+    expect(byAgent[agents.bomb]!.reason).toMatch(/inflates past/);
+    expect(byAgent[agents.smallGzip]).toMatchObject({
+      stage: 'sync',
+      size_bytes: smallGzip.byteLength,
+    });
+    expect(byAgent[agents.notJson]).toMatchObject({
+      stage: 'sync',
+      size_bytes: notJson.byteLength,
+    });
+    expect(byAgent[agents.encoding]).toMatchObject({
+      stage: 'bridge',
+      size_bytes: body.byteLength,
+    });
   });
 });

@@ -1,7 +1,15 @@
+import { createServer, type Socket } from 'node:net';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_CONSUMER,
+  DEFAULT_STREAM,
+} from '../../../infra/local/ingest.ts';
 import { query } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { createSqsClient } from '../../helpers/sqs.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';
 
 let world: World | undefined;
@@ -127,5 +135,110 @@ describe('ingest resilience', () => {
     expect(after?.updated_at).toEqual(cluster.updated_at);
     expect(await changeRecordCount(world)).toBe(recordsAfterFirst);
     expect(await world.queueDepth()).toBe(0);
+  });
+
+  it("keeps a cluster's order across a bridge killed with snapshots in flight: one change record per transition", {
+    timeout: 240_000,
+  }, async () => {
+    // Prepare: the cluster applied once at image 1.0.0.
+    world = await startWorld();
+    const agentId = newAgentId();
+    const start = Date.now();
+    const snapshot = (i: number) => {
+      const inventory = generateInventory({
+        seed: agentId,
+        agentId,
+        clusterName: `cluster-${agentId.slice(0, 8)}`,
+        timestamp: new Date(start - (10 - i) * 60_000).toISOString(),
+        nodes: 1,
+        namespaces: 1,
+        workloadsPerNamespace: 1,
+        podsPerWorkload: 1,
+        services: 0,
+        events: 0,
+        ingresses: 0,
+        pvcs: 0,
+        jobs: 0,
+        hpas: 0,
+        networkPolicies: 0,
+        resourceQuotas: 0,
+        endpointSlices: 0,
+        specFacts: true,
+      });
+      const container = inventory.workloads?.[0]?.spec_facts?.containers[0];
+      if (!container) throw new Error('fixture has a container');
+      container.image = `registry.example.com/shop/web:1.0.${i}`;
+      return inventory;
+    };
+    await world.publish(world.subjectFor(agentId), snapshot(0));
+    await eventually('the first snapshot applied', () =>
+      world!.clusterOf(agentId),
+    );
+    await world.ingest.bridge.stop();
+    // A queue that takes the connection and never answers: sends hang.
+    const hung = new Set<Socket>();
+    const silent = createServer((socket) => {
+      hung.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) =>
+      silent.listen(0, '127.0.0.1', () => resolve()),
+    );
+    const port = (silent.address() as { port: number }).port;
+    const hungSqs = createSqsClient(`http://127.0.0.1:${port}`);
+    const doomedConnection = await connect({ servers: world.nats.url });
+    await world.startBridge({ nats: doomedConnection, sqs: hungSqs });
+    try {
+      // Act: three snapshots pulled by the doomed bridge, which is then
+      // killed (its connection gone, nothing acked), and a fourth after.
+      for (const i of [1, 2, 3]) {
+        await world.publish(world.subjectFor(agentId), snapshot(i));
+      }
+      await eventually('three held by the doomed bridge', async () => {
+        const jsm = await jetstreamManager(world!.publisher);
+        const info = await jsm.consumers.info(DEFAULT_STREAM, DEFAULT_CONSUMER);
+        return info.num_ack_pending === 3;
+      });
+      await doomedConnection.close();
+      await world.publish(world.subjectFor(agentId), snapshot(4));
+      await world.startBridge();
+      const last = snapshot(4).timestamp;
+      await eventually(
+        'the last snapshot applied',
+        async () =>
+          (await world!.clusterOf(agentId))?.last_snapshot_at.toISOString() ===
+          last,
+        90_000,
+      );
+      await eventually(
+        'everything acked',
+        async () => (await world!.streamBacklog()) === 0,
+        90_000,
+      );
+
+      // Assess: each transition recorded once, in order; none folded.
+      const rows = await query<{ summary: string }>(
+        world.database.db,
+        `select summary from change_events
+          where details ->> 'cluster_id' = $1
+          order by coalesce(scanned_at, created_at)`,
+        [(await world.clusterOf(agentId))!.id],
+      );
+      expect(
+        rows.map((r) => /1\.0\.(\d) → 1\.0\.(\d)/.exec(r.summary)?.slice(1)),
+      ).toEqual([
+        ['0', '1'],
+        ['1', '2'],
+        ['2', '3'],
+        ['3', '4'],
+      ]);
+      expect(
+        world.processed.filter((p) => p.outcome === 'skipped_not_newer'),
+      ).toEqual([]);
+    } finally {
+      for (const socket of hung) socket.destroy();
+      silent.close();
+      hungSqs.destroy();
+    }
   });
 });

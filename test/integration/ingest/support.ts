@@ -86,6 +86,7 @@ export interface RejectionRow extends Record<string, unknown> {
   env_slug: string | null;
   agent_id: string | null;
   reason: string;
+  size_bytes: number | null;
 }
 
 export const FAST_BRIDGE: Partial<BridgeOptions> = {
@@ -202,7 +203,8 @@ export async function startWorld(
     rejections: () =>
       query<RejectionRow>(
         database.db,
-        `select stage, subject, stream_seq, client_slug, env_slug, agent_id, reason
+        `select stage, subject, stream_seq, client_slug, env_slug, agent_id, reason,
+                size_bytes
          from ingest_rejections order by received_at, stream_seq`,
       ),
     async streamBacklog() {

@@ -5,7 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  afterAll,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  vi,
+} from 'vitest';
 import { findClusterWithGrants } from '../../../shared/clusters/repo.ts';
 import { query } from '../../../shared/db/pool.ts';
 import type {
@@ -15,6 +23,7 @@ import type {
 import { UNSTAMPED_NOTE } from '../../../shared/live/logs.ts';
 import { getLiveNats, setLiveNatsTarget } from '../../../shared/live/nats.ts';
 import { readLive } from '../../../shared/live/read.ts';
+import { logger } from '../../../shared/observability/logger.ts';
 import {
   insertClient,
   insertCluster,
@@ -693,6 +702,7 @@ describe('live routes', () => {
     it('refuses a read whose audit row cannot be written, before the agent is asked', async () => {
       // Prepare
       const restore = await failAuditOn('insert');
+      const errors = vi.spyOn(logger, 'error');
       try {
         // Act
         const response = await get(
@@ -706,7 +716,16 @@ describe('live routes', () => {
         expect(response.status).toBe(503);
         expect(response.body.error.code).toBe('audit_unavailable');
         expect(asked('current')).toHaveLength(0);
+        // Who asked is in the log line, the token's subject beside its email.
+        expect(errors).toHaveBeenCalledWith(
+          'live read refused: its audit row could not be written',
+          expect.objectContaining({
+            subject: `test:${OPERATOR}`,
+            email: OPERATOR,
+          }),
+        );
       } finally {
+        errors.mockRestore();
         await restore();
       }
     });

@@ -44,6 +44,28 @@ describe('principalFromEvent', () => {
     expect(principal).toEqual({ sub: 'svc', email: undefined });
   });
 
+  it('takes no email from a token whose issuer did not verify it, so it matches no grant', () => {
+    // Act: API Gateway passes every claim as a string.
+    const unverified = principalFromEvent(
+      eventWith({
+        sub: 'idp|7',
+        email: 'alice@example.com',
+        email_verified: 'false',
+      }),
+    );
+    const verified = principalFromEvent(
+      eventWith({
+        sub: 'idp|8',
+        email: 'alice@example.com',
+        email_verified: 'true',
+      }),
+    );
+
+    // Assess
+    expect(unverified).toEqual({ sub: 'idp|7', email: undefined });
+    expect(verified).toEqual({ sub: 'idp|8', email: 'alice@example.com' });
+  });
+
   it('refuses an event without verified claims', () => {
     // Act + Assess
     expect(() => principalFromEvent(eventWith(undefined))).toThrow(
