@@ -15,7 +15,6 @@ import { getConfig } from '../../shared/config.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 const fail = (message: string, code = 1): never => {
-  logger.error(message);
   console.error(message);
   process.exit(code);
 };
