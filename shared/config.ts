@@ -4,12 +4,58 @@
  * once, and pass what a domain function needs as arguments.
  */
 import { z } from 'zod';
+import { UUID_PATTERN } from './wire/inventory.ts';
+import { DNS_LABEL } from './wire/subject.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
   .transform((v) => v === 'true' || v === '1');
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max);
+
+/** A DNS-1123 label, as the inventory subject's slugs must be. */
+const dnsLabel = z
+  .string()
+  .regex(
+    DNS_LABEL,
+    "must be a DNS-1123 label (lowercase letters, digits and '-')",
+  );
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+};
+/** A Go-style duration ("5m", "90s", "1h30m"), as milliseconds. */
+const duration = (minMs: number) =>
+  z
+    .string()
+    .transform((text, ctx) => {
+      const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
+      const whole = parts.map((p) => p[0]).join('');
+      if (parts.length === 0 || whole !== text) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be a duration such as 30s, 5m or 1h',
+        });
+        return z.NEVER;
+      }
+      return parts.reduce(
+        (ms, [, n, unit]) =>
+          ms + Number(n) * (DURATION_UNITS_MS[unit ?? 'ms'] ?? 1),
+        0,
+      );
+    })
+    .pipe(z.number().min(minMs, `must be at least ${minMs / 1000}s`));
+
+/** A comma-separated list; blanks dropped ("a, b,,c" → a, b, c). */
+const csv = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
 
 /**
  * A JSON object in one variable: group role name → the Secrets Manager ARN
@@ -117,6 +163,24 @@ export const configSchema = z.object({
     .optional(),
   METRICS_QUERY_TIMEOUT_MS: int(100, 60_000).default(10_000),
   METRICS_WRITE_TIMEOUT_MS: int(100, 10_000).default(2_000),
+
+  // The cluster agent (functions/agent/main.ts; shared/agent/from-config.ts).
+  // It publishes on proxima.{PROXIMA_CLIENT}.{PROXIMA_ENVIRONMENT}.{agent id}.kubernetes.
+  PROXIMA_CLIENT: dnsLabel.optional(),
+  PROXIMA_ENVIRONMENT: dnsLabel.optional(),
+  /** The agent's UUID; unset: read from PROXIMA_AGENT_ID_FILE, generated there on first run. */
+  PROXIMA_AGENT_ID: z.string().regex(UUID_PATTERN, 'must be a UUID').optional(),
+  /** Where a generated agent id is kept; default {DATA_DIR}/agent-id. */
+  PROXIMA_AGENT_ID_FILE: z.string().optional(),
+  /** The cluster's name in the inventory; default the kube-context's cluster name. */
+  PROXIMA_CLUSTER_NAME: z.string().min(1).max(253).optional(),
+  PROXIMA_K8S_SYNC_INTERVAL: duration(10_000).default(5 * 60_000),
+  PROXIMA_K8S_EXCLUDE_NAMESPACES: csv.default([]),
+  PROXIMA_K8S_POD_LIMIT: int(1, 1_000_000).default(5000),
+  /** Items per page of each list (the apiserver's `limit`). */
+  PROXIMA_K8S_PAGE_SIZE: int(1, 10_000).default(500),
+  /** The agent's /healthz and /metrics; 0 picks a free port. */
+  AGENT_HEALTH_PORT: int(0, 65535).default(8081),
 
   // Local stack.
   DATA_DIR: z.string().default('.data'),

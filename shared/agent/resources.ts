@@ -110,3 +110,40 @@ export function resourcePath(
 export function groupPath(r: ApiResource): string {
   return r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
 }
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** Read-only: the verbs the ClusterRole grants on every resource it names. */
+export const READ_VERBS = ['get', 'list', 'watch'];
+
+/**
+ * The ClusterRole's rules, from the lists above: one rule per API group
+ * (groups and resources in code-point order) with the read verbs, and
+ * `pods/log` with `get` alone. infra/agent/clusterrole.yaml must say
+ * exactly this; its test holds the two together.
+ */
+export function clusterRoleRules(): PolicyRule[] {
+  const byGroup = new Map<string, Set<string>>();
+  for (const r of [...Object.values(COLLECTED), CONTROLLER_REVISIONS]) {
+    const resources = byGroup.get(r.group) ?? new Set<string>();
+    resources.add(r.resource);
+    byGroup.set(r.group, resources);
+  }
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [
+    ...[...byGroup.keys()].sort(order).map((group) => ({
+      apiGroups: [group],
+      resources: [...(byGroup.get(group) ?? [])].sort(order),
+      verbs: [...READ_VERBS],
+    })),
+    {
+      apiGroups: [POD_LOG.group],
+      resources: [POD_LOG.resource],
+      verbs: ['get'],
+    },
+  ];
+}

@@ -18,7 +18,7 @@ const SUFFIX = 'kubernetes';
 const SHAPE = `${PREFIX}.<client_slug>.<env_slug>.<agent_id>.${SUFFIX}`;
 
 /** DNS-1123 label: lowercase alphanumerics and '-', 1-63, alnum at both ends. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** SQS caps a MessageGroupId at 128 characters. */
 const GROUP_ID_MAX = 128;
@@ -34,6 +34,15 @@ function checkSlug(what: string, value: string): void {
       `subject: ${what} ${shown(value)} is not a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters, starting and ending with a letter or digit)`,
     );
   }
+}
+
+/** The subject an agent publishes its inventory on. */
+export function inventorySubject(
+  clientSlug: string,
+  envSlug: string,
+  agentId: string,
+): string {
+  return `${PREFIX}.${clientSlug}.${envSlug}.${agentId}.${SUFFIX}`;
 }
 
 /** Splits and checks a subject, or throws `RejectedInventoryError`. */

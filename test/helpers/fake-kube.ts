@@ -10,6 +10,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { COLLECTED } from '../../shared/agent/resources.ts';
+import type { ClusterObjects } from '../../shared/collector/collect.ts';
 import type { K8sObject } from '../../shared/collector/k8s.ts';
 
 export interface LogLine {
@@ -198,4 +200,17 @@ export async function startFakeKube(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Serves the collector's input at the paths the agent lists (resources.ts). */
+export function serveCluster(kube: FakeKube, objects: ClusterObjects): void {
+  for (const [field, list] of Object.entries(objects)) {
+    if (field === 'version' || list === undefined) continue;
+    const r = COLLECTED[field as keyof typeof COLLECTED];
+    kube.add(
+      r.group === '' ? r.version : `${r.group}/${r.version}`,
+      r.resource,
+      list as K8sObject[],
+    );
+  }
 }

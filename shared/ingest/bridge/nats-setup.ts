@@ -84,7 +84,7 @@ export async function connectNats(
     maxReconnectAttempts: -1,
     reconnectTimeWait: 2_000,
     // ECS may start the bridge before NATS answers: keep trying.
-    waitOnFirstConnect: true,
+    waitOnFirstConnect: options.waitOnFirstConnect ?? true,
     ...(authenticator === undefined ? {} : { authenticator }),
   });
 }

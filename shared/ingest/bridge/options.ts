@@ -35,6 +35,11 @@ export interface NatsConnectOptions {
   /** A `.creds` file's content, or its path. */
   creds?: string;
   name?: string;
+  /**
+   * Keep trying a server that does not answer yet (default). False: the
+   * first connect fails at once, for a one-shot run that must say so.
+   */
+  waitOnFirstConnect?: boolean;
 }
 
 export interface RetryBackoff {

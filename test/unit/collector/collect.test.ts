@@ -8,11 +8,7 @@ import {
   type Inventory,
   parseInventory,
 } from '../../../shared/wire/inventory.ts';
-import {
-  readRealFixture,
-  realFixtureFiles,
-  realObjects,
-} from '../../helpers/real-fixtures.ts';
+import { objectsOf, realFixtureFiles } from '../../helpers/real-fixtures.ts';
 
 const OPTIONS = {
   agentId: '6a1f0c3e-2b7d-4e59-8c1a-3d5e7f9b0a24',
@@ -24,54 +20,6 @@ const OPTIONS = {
 /** The message with the normalized type, to read fields without null checks. */
 const built = (...args: Parameters<typeof buildInventory>) =>
   buildInventory(...args) as unknown as Inventory;
-
-const FIELD_OF_KIND: Record<string, keyof ClusterObjects> = {
-  Node: 'nodes',
-  Namespace: 'namespaces',
-  Deployment: 'deployments',
-  StatefulSet: 'statefulsets',
-  DaemonSet: 'daemonsets',
-  Rollout: 'rollouts',
-  ReplicaSet: 'replicasets',
-  Pod: 'pods',
-  Service: 'services',
-  Ingress: 'ingresses',
-  PersistentVolumeClaim: 'pvcs',
-  Event: 'events',
-  Job: 'jobs',
-  CronJob: 'cronjobs',
-  HorizontalPodAutoscaler: 'hpas',
-  NetworkPolicy: 'networkPolicies',
-  ResourceQuota: 'resourceQuotas',
-  EndpointSlice: 'endpointSlices',
-};
-
-/** The file's objects, filed under the collector field of their kind. */
-function objectsOf(file: string): ClusterObjects {
-  const doc = readRealFixture(file);
-  const listKind =
-    typeof doc.kind === 'string' &&
-    doc.kind.endsWith('List') &&
-    doc.kind !== 'List'
-      ? doc.kind.slice(0, -4)
-      : undefined;
-  const out: ClusterObjects = {};
-  for (const o of realObjects(file)) {
-    const kind =
-      o.kind ??
-      listKind ??
-      (file.startsWith('replicaset-') ? 'ReplicaSet' : undefined);
-    const field = FIELD_OF_KIND[kind];
-    if (field === undefined || field === 'version')
-      throw new Error(`${file}: kind ${kind}`);
-    // One upstream edit (the HPA) dropped the namespace; the apiserver never does.
-    if (kind !== 'Node' && kind !== 'Namespace')
-      o.metadata.namespace ??= 'default';
-    out[field] ??= [];
-    (out[field] as K8sObject[]).push(o);
-  }
-  return out;
-}
 
 describe('buildInventory over the captured objects', () => {
   it.each(realFixtureFiles())(

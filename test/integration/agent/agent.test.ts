@@ -1,0 +1,313 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_STREAM } from '../../../infra/local/ingest.ts';
+import { Agent, type AgentOptions } from '../../../shared/agent/agent.ts';
+import { buildInventory } from '../../../shared/collector/collect.ts';
+import { query } from '../../../shared/db/pool.ts';
+import { commandSubject } from '../../../shared/live/kube-query.ts';
+import { freePort } from '../../../shared/process/supervise.ts';
+import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
+import {
+  type Inventory,
+  parseInventory,
+} from '../../../shared/wire/inventory.ts';
+import {
+  type FakeKube,
+  serveCluster,
+  startFakeKube,
+} from '../../helpers/fake-kube.ts';
+import { countRows } from '../../helpers/inventory-db.ts';
+import { allRealObjects } from '../../helpers/real-fixtures.ts';
+import { eventually, startWorld, type World } from '../ingest/support.ts';
+
+const SILENT = { info() {}, warn() {}, error() {} };
+
+let world: World;
+let kube: FakeKube;
+let dir: string;
+let kubeconfigPath: string;
+
+/** The collector's message from the fixtures, built here directly. */
+function expectedMessage(excludeNamespaces: string[] = []): Inventory {
+  return parseInventory(
+    buildInventory(allRealObjects(), {
+      agentId: randomUUID(),
+      agentVersion: 'v0.9.0',
+      timestamp: new Date().toISOString(),
+      clusterName: 'expected',
+      excludeNamespaces,
+    }),
+  );
+}
+
+/** Rows per kind a message carries. */
+const kindCounts = (inventory: Inventory) =>
+  Object.fromEntries(KIND_ORDER.map((k) => [k, (inventory[k] ?? []).length]));
+
+/**
+ * The rows the sync keeps of a message: one per key (some fixtures share a
+ * namespace and name; the last wins), and no event, since the captured
+ * events are older than the retention window (docs/decisions.md).
+ */
+function storedCounts(inventory: Inventory) {
+  return Object.fromEntries(
+    KIND_ORDER.map((k) => {
+      const rows = (inventory[k] ?? []) as {
+        kind?: string;
+        namespace?: string;
+        name: string;
+      }[];
+      const keys = new Set(
+        rows.map((r) => `${r.kind ?? ''}/${r.namespace ?? ''}/${r.name}`),
+      );
+      return [k, k === 'events' ? 0 : keys.size];
+    }),
+  );
+}
+
+/** The last message the stream holds on the agent's subject, decoded. */
+async function lastPublished(agentId: string) {
+  const jsm = await jetstreamManager(world.publisher);
+  const stored = await jsm.streams.getMessage(DEFAULT_STREAM, {
+    last_by_subj: world.subjectFor(agentId),
+  });
+  if (stored === null) throw new Error('nothing published');
+  return {
+    encoding: stored.header.get('Content-Encoding'),
+    message: parseInventory(JSON.parse(gunzipSync(stored.data).toString())),
+  };
+}
+
+function agentOptions(overrides: Partial<AgentOptions> = {}): AgentOptions {
+  return {
+    kubeConfig: kube.kubeConfig,
+    nats: { url: world.nats.url },
+    client: world.tenant.clientSlug,
+    environment: world.tenant.envSlug,
+    agentId: randomUUID(),
+    clusterName: 'fixtures',
+    intervalMs: 60_000,
+    excludeNamespaces: [],
+    podLimit: 5000,
+    // Small pages, so every list with more than two items is paged.
+    pageSize: 2,
+    logger: SILENT,
+    ...overrides,
+  };
+}
+
+interface Run {
+  code: number;
+  stderr: string;
+}
+
+/** `npm run agent -- --once` as a process, with only the given variables. */
+function runOnceProcess(env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'functions/agent/main.ts', '--once'],
+      {
+        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'WARN', ...env },
+        timeout: 60_000,
+      },
+      (error, _stdout, stderr) =>
+        resolve({
+          code: error ? Number((error as { code?: number }).code ?? 1) : 0,
+          stderr,
+        }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  world = await startWorld();
+  kube = await startFakeKube();
+  serveCluster(kube, allRealObjects());
+  dir = await mkdtemp(join(tmpdir(), 'agent-test-'));
+  kubeconfigPath = join(dir, 'kubeconfig');
+  // JSON is YAML: the fake's context as a kubeconfig file.
+  await writeFile(kubeconfigPath, kube.kubeConfig.exportConfig());
+}, 120_000);
+
+afterAll(async () => {
+  await kube?.stop();
+  await world?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the cluster agent', () => {
+  it('lists the fixtures in pages, publishes them, and the sync stores every row', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const options = agentOptions({ healthPort: 0 });
+    const agent = new Agent(options);
+
+    // Act
+    await agent.start();
+    const cluster = await eventually('the cluster row', () =>
+      world.clusterOf(options.agentId),
+    );
+    const port = agent.healthAddress()?.port;
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    const scrape = await (
+      await fetch(`http://127.0.0.1:${port}/metrics`)
+    ).text();
+    const manifest = JSON.parse(
+      (
+        await agent.connection!.request(
+          commandSubject(options.agentId),
+          JSON.stringify({
+            type: 'kube_query',
+            version: 1,
+            request_id: randomUUID(),
+            actor: 'alice@example.com',
+            query: 'manifest',
+            kind: 'Deployment',
+            namespace: 'icx',
+            name: 'icx-db',
+          }),
+          { timeout: 15_000 },
+        )
+      ).string(),
+    );
+    await agent.stop();
+
+    // Assess
+    const { encoding, message } = await lastPublished(options.agentId);
+    expect(encoding).toBe('gzip');
+    expect(kindCounts(message)).toEqual(kindCounts(expectedMessage()));
+    expect(message.events?.length).toBeGreaterThan(0);
+    expect(message.agent_version).toBe('v0.9.0');
+    expect(cluster.name).toBe('fixtures');
+    expect(await countRows(world.database.db, cluster.id)).toEqual(
+      storedCounts(message),
+    );
+    const [stored] = await query<{ agent_version: string }>(
+      world.database.db,
+      'select agent_version from clusters where id = $1',
+      [cluster.id],
+    );
+    expect(stored?.agent_version).toBe('v0.9.0');
+    expect(
+      kube.requests.some((r) => /^\/api\/v1\/pods\?.*continue=\d+/.test(r)),
+    ).toBe(true);
+    expect(health.status).toBe(200);
+    expect(scrape).toMatch(
+      /proxima_collector_inventory_payload_bytes [1-9]\d*/,
+    );
+    expect(scrape).toContain('proxima_collector_inventories_published_total 1');
+    expect(manifest.ok).toBe(true);
+    expect(manifest.result.name).toBe('icx-db');
+    expect(agent.connection?.isClosed()).toBe(true);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  it('leaves a kind it may not list out of the message, so its rows are not pruned', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare
+    const forbidding = await startFakeKube();
+    serveCluster(forbidding, allRealObjects());
+    forbidding.forbid('services');
+    const agent = new Agent(
+      agentOptions({ kubeConfig: forbidding.kubeConfig }),
+    );
+
+    // Act
+    const result = await agent.syncOnce().finally(async () => {
+      await agent.stop();
+      await forbidding.stop();
+    });
+
+    // Assess
+    expect(result.publish.published).toBe(true);
+    expect(result.notCollected).toContain('services.v1');
+    expect(result.notCollected).toContain('nodes.metrics.k8s.io/v1beta1');
+  });
+
+  it('--once publishes one inventory, without the excluded namespaces, and exits 0 once acked', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+
+    // Act
+    const run = await runOnceProcess({
+      KUBECONFIG: kubeconfigPath,
+      NATS_URL: world.nats.url,
+      PROXIMA_CLIENT: world.tenant.clientSlug,
+      PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+      PROXIMA_AGENT_ID: agentId,
+      PROXIMA_CLUSTER_NAME: 'once',
+      PROXIMA_K8S_EXCLUDE_NAMESPACES: 'kube-system, monitoring',
+    });
+    const cluster = await eventually('the cluster row', () =>
+      world.clusterOf(agentId),
+    );
+
+    // Assess
+    expect(run).toEqual({ code: 0, stderr: '' });
+    expect(cluster.name).toBe('once');
+    const { message } = await lastPublished(agentId);
+    const excluded = expectedMessage(['kube-system', 'monitoring']);
+    expect(kindCounts(message)).toEqual(kindCounts(excluded));
+    expect(kindCounts(message)).not.toEqual(kindCounts(expectedMessage()));
+    expect(message.collection?.excluded_namespaces).toEqual([
+      'kube-system',
+      'monitoring',
+    ]);
+    expect(await countRows(world.database.db, cluster.id)).toEqual(
+      storedCounts(message),
+    );
+    const kept = await query<{ namespace: string }>(
+      world.database.db,
+      'select distinct namespace from k8s_pods where cluster_id = $1',
+      [cluster.id],
+    );
+    expect(kept.map((r) => r.namespace)).not.toContain('kube-system');
+  });
+
+  it('--once exits non-zero, naming the failure, when NATS does not answer', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare
+    const url = `nats://127.0.0.1:${await freePort()}`;
+
+    // Act
+    const run = await runOnceProcess({
+      KUBECONFIG: kubeconfigPath,
+      NATS_URL: url,
+      PROXIMA_CLIENT: world.tenant.clientSlug,
+      PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+      PROXIMA_AGENT_ID: randomUUID(),
+    });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('agent --once failed');
+  });
+
+  it('--once refuses a configuration without its tenant, naming each variable', {
+    timeout: 60_000,
+  }, async () => {
+    // Act
+    const run = await runOnceProcess({
+      KUBECONFIG: kubeconfigPath,
+      NATS_URL: world.nats.url,
+      PROXIMA_AGENT_ID: randomUUID(),
+    });
+
+    // Assess
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('PROXIMA_CLIENT: required by the agent');
+    expect(run.stderr).toContain('PROXIMA_ENVIRONMENT: required by the agent');
+  });
+});
