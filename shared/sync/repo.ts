@@ -105,8 +105,16 @@ export async function listStoredRows(
   kinds: readonly KindKey[],
 ): Promise<StoredRow[]> {
   if (kinds.length === 0) return [];
-  const sql = kinds.map((k) => STORED[k]).join('\nunion all\n');
-  return query<StoredRow & Record<string, unknown>>(tx, sql, [clusterId]);
+  return query<StoredRow & Record<string, unknown>>(
+    tx,
+    storedRowsStatement(kinds),
+    [clusterId],
+  );
+}
+
+/** The statement listStoredRows runs for these kinds ($1: the cluster). */
+export function storedRowsStatement(kinds: readonly KindKey[]): string {
+  return kinds.map((k) => STORED[k]).join('\nunion all\n');
 }
 
 /** The upsert statement of a kind (the benchmark's floor starts from it). */
