@@ -9,6 +9,8 @@
  * `<workload>-` prefix) are applied in SQL as parameters; the timeline then
  * keeps only the names that workload's kind generates.
  */
+
+import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import type { TimelineEvent, TimelineEventsReader } from './what-changed.ts';
 
@@ -18,25 +20,18 @@ export function storedEventsReader(
 ): TimelineEventsReader {
   const retentionNote = `Kubernetes events are kept for ${retentionHours} hours; older ones are not shown.`;
   return async (request) => {
-    const values: unknown[] = [
-      request.cluster.id,
-      request.from,
-      request.to,
-      [...request.reasons],
-      request.limit + 1,
-    ];
+    const params = new SqlParams();
     const where = [
-      'e.cluster_id = $1',
-      'e.seen_at between $2 and $3',
-      'e.reason = any($4::text[])',
+      `e.cluster_id = ${params.add(request.cluster.id)}`,
+      `e.seen_at between ${params.add(request.from)} and ${params.add(request.to)}`,
+      `e.reason = any(${params.add([...request.reasons])}::text[])`,
     ];
+    const limit = params.add(request.limit + 1);
     if (request.namespace) {
-      values.push(request.namespace);
-      where.push(`e.namespace = $${values.length}`);
+      where.push(`e.namespace = ${params.add(request.namespace)}`);
     }
     if (request.workload) {
-      values.push(request.workload);
-      const name = `$${values.length}`;
+      const name = params.add(request.workload);
       where.push(
         `(e.involved_name = ${name} or left(e.involved_name, length(${name}) + 1) = ${name} || '-')`,
       );
@@ -57,8 +52,8 @@ export function storedEventsReader(
        from k8s_events e
        where ${where.join(' and ')}
        order by e.seen_at desc, e.id desc
-       limit $5`,
-      values,
+       limit ${limit}`,
+      params.values,
     );
     const events: TimelineEvent[] = rows.slice(0, request.limit).map((r) => ({
       time: r.seen_at,
