@@ -58,7 +58,10 @@ export async function benchDatabase(
     db,
     async close() {
       await db.end();
-      await query(admin, `drop database if exists ${name} with (force)`);
+      // A reused database stays for the next run.
+      if (!options.reuse) {
+        await query(admin, `drop database if exists ${name} with (force)`);
+      }
       await admin.end();
       await stop?.();
       if (dir) await rm(dir, { recursive: true, force: true });

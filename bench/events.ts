@@ -224,10 +224,5 @@ try {
   for (const s of SCENARIOS) await measure(bench.db, clusters, s);
   for (const s of SCENARIOS) await explain(bench.db, clusters, s);
 } finally {
-  if (REUSE) {
-    // Kept for the next run: only this process's connections close.
-    await bench.db.end();
-    process.exit(0);
-  }
   await bench.close();
 }

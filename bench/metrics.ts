@@ -24,8 +24,8 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import snappy from 'snappyjs';
 import { handler as metricsHandler } from '../functions/api/get-cluster-metrics.ts';
 import { lambdaContext } from '../infra/local/lambda-context.ts';
+import { setDb } from '../shared/db/process-pool.ts';
 import { generateInventory } from '../shared/fixtures/generate.ts';
-import { setDb } from '../shared/http/context.ts';
 import {
   backgroundSeriesWrites,
   writeSnapshotSeries,

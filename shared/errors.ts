@@ -132,12 +132,6 @@ export class RejectedInventoryError extends DomainError {
   }
 }
 
-/** A sync that ran past its 60 s bound and was rolled back; worth a retry. */
-export class SyncTimeoutError extends DomainError {
-  override readonly status = 503;
-  override readonly code = 'sync_timeout';
-}
-
 /** An upstream service failed or timed out (502; the body stays generic). */
 export class BadGatewayError extends DomainError {
   override readonly status = 502;

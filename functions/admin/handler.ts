@@ -7,30 +7,15 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { getConfig } from '../../shared/config.ts';
-import { resolveDatabaseUrl } from '../../shared/db/connect.ts';
-import { createPool, type Db } from '../../shared/db/pool.ts';
+import { getDb } from '../../shared/db/process-pool.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import {
   type AdminResult,
   runAdminCommand,
 } from '../../shared/tenancy/admin.ts';
 
-const config = getConfig();
-let pool: Promise<Db> | undefined;
-
-/** One small pool per cold start; a failed attempt is retried next time. */
-function database(): Promise<Db> {
-  pool ??= resolveDatabaseUrl(config)
-    .then((url) =>
-      createPool({ connectionString: url, max: 1, applicationName: 'admin' }),
-    )
-    .catch((error: unknown) => {
-      pool = undefined;
-      throw error;
-    });
-  return pool;
-}
+/** One small pool per cold start, with this function's own login. */
+const database = () => getDb({ applicationName: 'admin', max: 1 });
 
 export const handler = middy<unknown, AdminResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))

@@ -9,7 +9,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
-import { getDb } from '../../shared/http/context.ts';
+import { getDb } from '../../shared/db/process-pool.ts';
 import { expireAudit } from '../../shared/live/audit.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { metrics } from '../../shared/observability/metrics.ts';
@@ -34,7 +34,9 @@ export const handler = middy<
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
   .handler(async () => {
-    const db = await getDb();
+    const db = await getDb({
+      applicationName: 'k8s-inventory-event-retention',
+    });
     const events = await expireEvents(db, {
       retentionHours: config.EVENT_RETENTION_HOURS,
       historyDays: config.EVENT_HISTORY_DAYS,

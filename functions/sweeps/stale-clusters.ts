@@ -6,7 +6,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
-import { getDb } from '../../shared/http/context.ts';
+import { getDb } from '../../shared/db/process-pool.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { metrics } from '../../shared/observability/metrics.ts';
 import {
@@ -20,7 +20,10 @@ export const handler = middy<unknown, StaleSweepResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
   .handler(async () =>
-    markStaleClusters(await getDb(), {
-      staleMinutes: config.STALE_CLUSTER_MINUTES,
-    }),
+    markStaleClusters(
+      await getDb({ applicationName: 'k8s-inventory-stale-clusters' }),
+      {
+        staleMinutes: config.STALE_CLUSTER_MINUTES,
+      },
+    ),
   );

@@ -30,7 +30,7 @@ import {
 } from '../../shared/auth/local-jwt.ts';
 import { getConfig } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/pool.ts';
-import { setDb } from '../../shared/http/context.ts';
+import { setDb } from '../../shared/db/process-pool.ts';
 import { toErrorResult } from '../../shared/http/error-middleware.ts';
 import { errorResult, json } from '../../shared/http/response.ts';
 import { type RouteDefinition, routes } from '../../shared/http/routes.ts';

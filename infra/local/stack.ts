@@ -19,7 +19,7 @@ import { LOCAL_DATABASE_PORT } from '../../shared/db/local-url.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { createPool, type Db, query } from '../../shared/db/pool.ts';
-import { setDb } from '../../shared/http/context.ts';
+import { setDb } from '../../shared/db/process-pool.ts';
 import {
   NatsServerStartError,
   spawnNatsServer,

@@ -13,7 +13,7 @@
  * deploys through that mapping.
  */
 import { createHash } from 'node:crypto';
-import type { Queryable } from '../db/pool.ts';
+import { execute, type Queryable, query } from '../db/pool.ts';
 import type { ArgocdApplication } from '../wire/inventory.ts';
 
 /** The in-cluster destination: the cluster Argo CD itself runs in. */
@@ -131,18 +131,18 @@ export async function syncArgocdApplications(
       ]),
     ).values(),
   ];
-  const written = await tx.query<{
+  const written = await query<{
     id: string;
     namespace: string;
     name: string;
-  }>(UPSERT_APPLICATIONS, [
+  }>(tx, UPSERT_APPLICATIONS, [
     cluster.id,
     cluster.clientId,
     JSON.stringify(rows.map(({ resources: _r, ...row }) => row)),
   ]);
-  if (written.rows.length > 0) {
+  if (written.length > 0) {
     const ids = new Map(
-      written.rows.map((r) => [JSON.stringify([r.namespace, r.name]), r.id]),
+      written.map((r) => [JSON.stringify([r.namespace, r.name]), r.id]),
     );
     const resources = rows.flatMap((row) => {
       const id = ids.get(JSON.stringify([row.namespace, row.name]));
@@ -150,18 +150,18 @@ export async function syncArgocdApplications(
         ? []
         : row.resources.map((r) => ({ application_id: id, ...r }));
     });
-    await tx.query(DELETE_RESOURCES, [[...ids.values()]]);
+    await execute(tx, DELETE_RESOURCES, [[...ids.values()]]);
     if (resources.length > 0) {
-      await tx.query(INSERT_RESOURCES, [JSON.stringify(resources)]);
+      await execute(tx, INSERT_RESOURCES, [JSON.stringify(resources)]);
     }
   }
-  const pruned = await tx.query(PRUNE_APPLICATIONS, [
+  const pruned = await execute(tx, PRUNE_APPLICATIONS, [
     cluster.id,
     JSON.stringify(rows.map((r) => ({ namespace: r.namespace, name: r.name }))),
   ]);
   return {
     received: rows.length,
-    written: written.rows.length,
-    pruned: pruned.rowCount ?? 0,
+    written: written.length,
+    pruned,
   };
 }

@@ -8,7 +8,7 @@
  * facts changed) reads no stored facts and writes nothing.
  */
 import { createHash } from 'node:crypto';
-import { type Queryable, query } from '../db/pool.ts';
+import { execute, type Queryable, query } from '../db/pool.ts';
 import type { Inventory } from '../wire/inventory.ts';
 import type { SpecFacts } from '../wire/spec-facts.ts';
 import { type HpaFacts, hpaTargets } from './hpa.ts';
@@ -233,7 +233,8 @@ async function storeFacts(
   snapshotAt: Date,
   writes: readonly Pending[],
 ): Promise<void> {
-  await tx.query(
+  await execute(
+    tx,
     `update k8s_workloads w
      set spec_facts = x.facts, spec_facts_hash = x.digest, spec_facts_at = $2
      from jsonb_to_recordset($3::jsonb)
@@ -277,7 +278,8 @@ export async function insertChangeRecords(
     details: object;
   }[],
 ): Promise<void> {
-  await tx.query(
+  await execute(
+    tx,
     `insert into change_events
        (source, event_type, client_id, environment_id, host_id, scanned_at,
         severity, summary, details)

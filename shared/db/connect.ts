@@ -3,7 +3,7 @@
  * AWS DATABASE_HOST (RDS Proxy) with the credentials of the Secrets Manager
  * secret DATABASE_SECRET_ARN ({"username", "password"} JSON, read once per
  * cold start by the caller). Used where a URL rather than a pool is needed
- * (the migration runner); the shared pool is `getDb()` in shared/http/context.ts.
+ * (the migration runner); the process's pool is `getDb()` in shared/db/process-pool.ts.
  *
  * In AWS the connection requires TLS and verifies the server's certificate;
  * the function must trust the RDS CA (NODE_EXTRA_CA_CERTS=/var/runtime/ca-cert.pem).

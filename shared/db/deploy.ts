@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type MigrateResult, migrate } from './migrate.ts';
-import { createPool, type Db } from './pool.ts';
+import { createPool, type Db, query } from './pool.ts';
 import {
   ensureRolesAndGrants,
   type LoginCredentials,
@@ -52,7 +52,7 @@ export async function waitForDatabase(
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.query('select 1');
+      await query(db, 'select 1');
       return attempt;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

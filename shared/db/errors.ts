@@ -34,13 +34,42 @@ const TRANSIENT = new Set([
   '08004',
 ]);
 
-export function sqlStateOf(error: unknown): string | undefined {
-  if (error && typeof error === 'object' && 'code' in error) {
-    const code = (error as { code: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+/** An error that carries a SQLSTATE: the driver's, or a DatabaseError. */
+interface SqlError {
+  sqlState: string;
+  /** The error itself: the driver's names the column or constraint. */
+  source: object;
+}
+
+/**
+ * The first error along the `cause` chain that carries a SQLSTATE, so a
+ * statement's failure is classified the same whatever wrapped it (query()'s
+ * ConflictError, a refusal, a transaction's rethrow). Bounded: a cycle of
+ * causes ends the walk.
+ */
+function sqlErrorOf(error: unknown): SqlError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 8; depth++) {
+    if (!current || typeof current !== 'object') return undefined;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+      return { sqlState: code, source: current };
+    }
+    if (current instanceof DatabaseError && current.sqlState !== undefined) {
+      return (
+        sqlErrorOf(current.cause) ?? {
+          sqlState: current.sqlState,
+          source: current,
+        }
+      );
+    }
+    current = (current as { cause?: unknown }).cause;
   }
-  if (error instanceof DatabaseError) return error.sqlState;
   return undefined;
+}
+
+export function sqlStateOf(error: unknown): string | undefined {
+  return sqlErrorOf(error)?.sqlState;
 }
 
 /** True when retrying the same work later may succeed. */
@@ -85,9 +114,11 @@ export interface RefusedData {
  * come from a concurrent writer.
  */
 export function refusedDataOf(error: unknown): RefusedData | undefined {
-  const state = sqlStateOf(error);
-  if (state === undefined || !/^2[23]/.test(state)) return undefined;
-  const fields = error as { column?: unknown; constraint?: unknown };
+  const found = sqlErrorOf(error);
+  const state = found?.sqlState;
+  if (found === undefined || state === undefined || !/^2[23]/.test(state))
+    return undefined;
+  const fields = found.source as { column?: unknown; constraint?: unknown };
   const name = (value: unknown) =>
     typeof value === 'string' && value !== '' ? value : undefined;
   const column = name(fields.column);
@@ -102,9 +133,16 @@ export function refusedDataOf(error: unknown): RefusedData | undefined {
   };
 }
 
+/**
+ * The driver's error as a domain error (its cause). Only the driver's own:
+ * an error that already wraps one (a refusal, a translated error rethrown
+ * by a transaction) passes unchanged.
+ */
 export function translateDbError(error: unknown): unknown {
-  const state = sqlStateOf(error);
-  if (state === undefined || !(error instanceof Error)) return error;
+  const found = sqlErrorOf(error);
+  if (found === undefined || found.source !== error) return error;
+  const state = found.sqlState;
+  if (!(error instanceof Error) || error instanceof DatabaseError) return error;
   switch (state) {
     case '23505':
       return new ConflictError('a row with the same key already exists', {

@@ -1,10 +1,16 @@
 /**
- * The only module that imports `pg`. Everything else receives a `Db` (a pool)
- * or a `Tx` (a checked-out client inside a transaction) and runs plain SQL
- * with `$n` parameters through it.
+ * The one way the application runs SQL: `query`, `queryOne`,
+ * `queryMaybeOne`, `execute` and `withTransaction`, each translating the
+ * driver's errors (shared/db/errors.ts) the same way. Repositories receive a
+ * `Db` (a pool) or a `Tx` (a checked-out client inside a transaction) and
+ * run plain SQL with `$n` parameters (numbered by SqlParams when built)
+ * through these helpers. Besides this module, only the database tooling
+ * (migrations, database creation, the embedded server, test set-up) uses
+ * `pg` directly.
  */
 import pg from 'pg';
 import { translateDbError } from './errors.ts';
+import { SqlParams } from './params.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -56,6 +62,20 @@ export async function query<R extends Row = Row>(
   try {
     const result = await db.query<R>(text, values);
     return result.rows;
+  } catch (error) {
+    throw translateDbError(error);
+  }
+}
+
+/** Runs one statement for its effect; resolves to the rows it touched. */
+export async function execute(
+  db: Queryable,
+  text: string,
+  values: readonly unknown[] = [],
+): Promise<number> {
+  try {
+    const result = await db.query(text, values);
+    return result.rowCount ?? 0;
   } catch (error) {
     throw translateDbError(error);
   }
@@ -132,10 +152,12 @@ export async function withTransaction<T>(
     if (names.length > 0) {
       // Local to the transaction (set_config's third argument): nothing leaks
       // into the pooled session, and no SET pins a session behind RDS Proxy.
-      await client.query(
-        `SELECT ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`,
-        names.flatMap((name) => [name, settings[name]]),
+      const params = new SqlParams();
+      const calls = names.map(
+        (name) =>
+          `set_config(${params.add(name)}, ${params.add(settings[name])}, true)`,
       );
+      await client.query(`SELECT ${calls.join(', ')}`, params.values);
     }
     const work = fn(client);
     const result =

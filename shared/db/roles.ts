@@ -19,7 +19,13 @@
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { quoteIdentifier, quoteLiteral } from './escape.ts';
-import { type Db, queryOne, type Tx, withTransaction } from './pool.ts';
+import {
+  type Db,
+  queryMaybeOne,
+  queryOne,
+  type Tx,
+  withTransaction,
+} from './pool.ts';
 
 /** The group roles, by the kind of caller whose privileges each carries. */
 export const GROUP_ROLES = {
@@ -300,11 +306,11 @@ async function roleInfo(
   tx: Tx,
   name: string,
 ): Promise<{ canLogin: boolean; superuser: boolean } | undefined> {
-  const { rows } = await tx.query<{ rolcanlogin: boolean; rolsuper: boolean }>(
+  const row = await queryMaybeOne<{ rolcanlogin: boolean; rolsuper: boolean }>(
+    tx,
     'select rolcanlogin, rolsuper from pg_roles where rolname = $1',
     [name],
   );
-  const row = rows[0];
   return row && { canLogin: row.rolcanlogin, superuser: row.rolsuper };
 }
 
@@ -319,6 +325,8 @@ async function run(
   values?: readonly unknown[],
 ): Promise<void> {
   try {
+    // The driver's own message, untranslated: the step's failure is for
+    // whoever deploys, and names what PostgreSQL said.
     await tx.query(sql, values as unknown[] | undefined);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -25,9 +25,9 @@ import { type Grant, listGrants } from '../auth/grants.ts';
 import { clientReadScope } from '../clusters/list.ts';
 import { type ClusterRecord, findClusterWithGrants } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
+import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';
 import { checkClusterRead } from './cluster-access.ts';
-import { getDb } from './context.ts';
 import { httpErrors } from './error-middleware.ts';
 import { isUuid } from './ids.ts';
 import { type QueryOf, readRouteQuery } from './query.ts';
@@ -100,7 +100,7 @@ async function authorizeRequest(
   event: ApiEvent,
 ): Promise<Authorized> {
   const { access: routeAccess } = route;
-  const db = await getDb();
+  const db = await getDb({ applicationName: 'k8s-inventory-api' });
   const none = { db, cluster: undefined, scope: EMPTY_SCOPE, sources: [] };
   if (routeAccess.shape === 'public') return { ...none, access: ANONYMOUS };
   const principal = principalFromEvent(event);

@@ -5,7 +5,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type Config, ConfigError } from '../config.ts';
-import { getDb } from '../http/context.ts';
+import { getDb } from '../db/process-pool.ts';
 import { s3FromConfig, sqsFromConfig } from './aws-clients.ts';
 import { Bridge, type BridgeOptions } from './bridge/index.ts';
 import { bridgeRejectionRecorder } from './rejections.ts';
@@ -38,7 +38,11 @@ export function createBridgeFromConfig(
   );
   const onReject =
     overrides.onReject ??
-    (hasDatabase ? bridgeRejectionRecorder(getDb) : undefined);
+    (hasDatabase
+      ? bridgeRejectionRecorder(() =>
+          getDb({ applicationName: 'k8s-inventory-bridge', max: 1 }),
+        )
+      : undefined);
   return new Bridge({
     nats: {
       url: config.NATS_URL!,

@@ -5,7 +5,7 @@
  * with `setSyncDeps`, exactly as the API's `setDb`.
  */
 import { type Config, getConfig } from '../config.ts';
-import { getDb } from '../http/context.ts';
+import { getDb } from '../db/process-pool.ts';
 import { seriesWrites } from '../metrics/after-sync.ts';
 import { seriesWriterFromConfig } from '../metrics/from-config.ts';
 import { traceSpan } from '../observability/tracer.ts';
@@ -30,7 +30,7 @@ export function setSyncDeps(deps: SyncDeps | undefined): void {
 
 async function fromConfig(config: Config): Promise<SyncDeps> {
   return {
-    db: await getDb(),
+    db: await getDb({ applicationName: 'k8s-inventory-sync' }),
     s3: s3FromConfig(config),
     timeoutMs: config.SYNC_TIMEOUT_MS,
     eventRetentionHours: config.EVENT_RETENTION_HOURS,

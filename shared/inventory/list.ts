@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
+import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { type LabelSelector, labelSelectorField } from '../http/fields.ts';
 import { isUuid } from '../http/ids.ts';
@@ -228,26 +229,23 @@ export function buildListQuery(
   clusterId: string,
   input: ListQuery,
 ): Statement {
-  const values: unknown[] = [clusterId];
-  const where = ['cluster_id = $1'];
+  const params = new SqlParams();
+  const where = [`cluster_id = ${params.add(clusterId)}`];
   for (const [param, value] of Object.entries(input.filters)) {
     const filter = Object.hasOwn(definition.filters, param)
       ? definition.filters[param]
       : undefined;
     if (filter === undefined) throw new Error(`unknown filter ${param}`);
-    values.push(value);
-    where.push(`${filter.column} = $${values.length}`);
+    where.push(`${filter.column} = ${params.add(value)}`);
   }
   if (input.labels !== undefined) {
     if (!definition.labels) throw new Error('this list has no labels filter');
     const { equals, present } = input.labels;
     if (Object.keys(equals).length > 0) {
-      values.push(JSON.stringify(equals));
-      where.push(`labels @> $${values.length}::jsonb`);
+      where.push(`labels @> ${params.add(JSON.stringify(equals))}::jsonb`);
     }
     if (present.length > 0) {
-      values.push(present);
-      where.push(`labels ?& $${values.length}::text[]`);
+      where.push(`labels ?& ${params.add(present)}::text[]`);
     }
   }
   if (input.scope !== undefined) {
@@ -258,24 +256,21 @@ export function buildListQuery(
     if (column === undefined) {
       throw new Error(`unknown scope ${input.scope.name}`);
     }
-    values.push(input.scope.id);
-    where.push(`${column} = $${values.length}`);
+    where.push(`${column} = ${params.add(input.scope.id)}`);
   }
   if (definition.where !== undefined) where.push(definition.where);
   if (input.search !== undefined) {
     if (!definition.search) throw new Error('this list has no search');
-    values.push(containsPattern(input.search));
-    const n = values.length;
+    const pattern = params.add(containsPattern(input.search));
     where.push(
       definition.searchKey === undefined
-        ? `(name ilike $${n} escape '\\' or namespace ilike $${n} escape '\\')`
-        : `${definition.searchKey} like lower($${n}) escape '\\'`,
+        ? `(name ilike ${pattern} escape '\\' or namespace ilike ${pattern} escape '\\')`
+        : `${definition.searchKey} like lower(${pattern}) escape '\\'`,
     );
   }
   const from = `from ${definition.table} where ${where.join(' and ')}`;
   const order = orderClause(definition, input.sort);
-  values.push(input.paging.perPage, input.paging.offset);
-  const limit = `limit $${values.length - 1} offset $${values.length}`;
+  const limit = `limit ${params.add(input.paging.perPage)} offset ${params.add(input.paging.offset)}`;
   // With a covering index, a search's matches are found once and both the
   // total and the page read them.
   const matchOnce =
@@ -302,7 +297,7 @@ export function buildListQuery(
       ') page on true',
       'order by page.position',
     ].join('\n'),
-    values,
+    values: params.values,
   };
 }
 

@@ -15,7 +15,7 @@ import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
-import { type Queryable, query, queryOne } from '../db/pool.ts';
+import { execute, type Queryable, query, queryOne } from '../db/pool.ts';
 import { LiveReadError } from '../errors.ts';
 import { oneOfField, timeField, uuidField } from '../http/fields.ts';
 import {
@@ -138,14 +138,13 @@ export async function finishAudit(
 ): Promise<void> {
   let updated: number;
   try {
-    const result = await db.query(FINISH_SQL, [
+    updated = await execute(db, FINISH_SQL, [
       id,
       outcome.outcome,
       outcome.status,
       Math.round(outcome.durationMs),
       outcome.bytes,
     ]);
-    updated = result.rowCount ?? 0;
   } catch (error) {
     throw auditUnavailable(error);
   }

@@ -5,11 +5,22 @@
  *
  * A mapped row holds only what the agent sent (plus values derived from it),
  * never ids. The row's content_hash is a digest of the validated wire row
- * (shared/sync/sync.ts), so a row is mapped only when it changed; a change
- * to a mapping bumps ROW_SHAPE_VERSION there.
+ * (shared/sync/sync.ts), so a row is mapped only when it changed: a change
+ * to a mapping (or to the digest) bumps ROW_SHAPE_VERSION below.
+ *
+ * A kind's columns are written once, as the keys of its `toRow`: the column
+ * list is read from the row an empty wire row maps to, and the unit test
+ * (test/unit/sync/kinds.test.ts) proves every generated row maps to exactly
+ * those keys.
  */
 import { isIPv4 } from 'node:net';
 import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
+
+/**
+ * Bumped whenever a kind's mapping to its table or the digest changes, so
+ * that every row is rewritten once instead of being taken as unchanged.
+ */
+export const ROW_SHAPE_VERSION = '2';
 
 type RowOf<K extends KindKey> = NonNullable<Inventory[K]>[number];
 export type DbRow = Record<string, unknown>;
@@ -38,7 +49,32 @@ export interface KindDefinition<K extends KindKey = KindKey> {
   links: readonly Link[];
   /** Columns written when the row is created and never by the update. */
   insertOnly?: readonly string[];
+  /** The table row: exactly `columns`, in that order. */
   toRow(row: RowOf<K>): DbRow;
+}
+
+interface KindSpec<K extends KindKey, R extends DbRow> {
+  table: string;
+  /** Checked against the row's keys: a key is always a column. */
+  keyColumns: readonly NoInfer<keyof R & string>[];
+  links: readonly Link[];
+  insertOnly?: readonly string[];
+  /**
+   * The row as an object literal (fast properties: V8 made a row built key
+   * by key, or `{ ...meta, twenty more }`, a slow dictionary object, which
+   * cost a large cluster's pods ~40x more to map and stringify). Its keys,
+   * in order, are the kind's columns: it must set every key for every row.
+   */
+  toRow(row: RowOf<K>): R;
+}
+
+/** One kind, its columns read from the keys its `toRow` sets. */
+function defineKind<K extends KindKey, R extends DbRow>(
+  key: K,
+  spec: KindSpec<K, R>,
+): KindDefinition<K> {
+  const columns = Object.keys(spec.toRow({} as RowOf<K>));
+  return { key, ...spec, columns };
 }
 
 const n = <T>(v: T | null | undefined): T | null => v ?? null;
@@ -50,7 +86,7 @@ const n = <T>(v: T | null | undefined): T | null => v ?? null;
  * dictionary object, which made mapping and stringifying a large cluster's
  * pods cost ~40x more.
  */
-function withMeta(
+function withMeta<F extends DbRow>(
   row: {
     namespace: string;
     name: string;
@@ -58,9 +94,9 @@ function withMeta(
     labels?: Record<string, string> | null;
     created_at?: string | null;
   },
-  fields: DbRow,
-): DbRow {
-  const meta: DbRow = {
+  fields: F,
+): Meta & F {
+  const meta = {
     namespace: row.namespace,
     name: row.name,
     uid: n(row.uid),
@@ -70,7 +106,14 @@ function withMeta(
   return Object.assign(meta, fields);
 }
 
-const META = ['namespace', 'name', 'uid', 'labels', 'created_at'] as const;
+/** A type, not an interface: it must be assignable to DbRow. */
+type Meta = {
+  namespace: string;
+  name: string;
+  uid: string | null;
+  labels: Record<string, string>;
+  created_at: string | null;
+};
 const NS_KEY = ['namespace', 'name'] as const;
 
 interface Resources {
@@ -112,39 +155,10 @@ export function ipv4Number(ip: string | null | undefined): number | null {
   return ip.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
 }
 
-const nodes: KindDefinition<'nodes'> = {
-  key: 'nodes',
+const nodes = defineKind('nodes', {
   table: 'k8s_nodes',
   keyColumns: ['name'],
   links: [],
-  columns: [
-    'name',
-    'uid',
-    'roles',
-    'labels',
-    'taints',
-    'status',
-    'conditions',
-    'unschedulable',
-    'kubelet_version',
-    'container_runtime',
-    'os_image',
-    'kernel_version',
-    'capacity_cpu_millicores',
-    'capacity_memory_bytes',
-    'capacity_pods',
-    'allocatable_cpu_millicores',
-    'allocatable_memory_bytes',
-    'allocatable_pods',
-    'usage_cpu_millicores',
-    'usage_memory_bytes',
-    'pod_count',
-    'addresses',
-    'provider_id',
-    'instance_type',
-    'zone',
-    'created_at',
-  ],
   toRow: (r) => ({
     name: r.name,
     uid: n(r.uid),
@@ -173,16 +187,14 @@ const nodes: KindDefinition<'nodes'> = {
     zone: n(r.zone),
     created_at: n(r.created_at),
   }),
-};
+});
 
-const namespaces: KindDefinition<'namespaces'> = {
-  key: 'namespaces',
+const namespaces = defineKind('namespaces', {
   table: 'k8s_namespaces',
   keyColumns: ['name'],
   links: [],
   // The per-namespace counts are computed from the stored rows after the
   // sync, so they always agree with what the API lists.
-  columns: ['name', 'uid', 'status', 'labels', 'created_at'],
   toRow: (r) => ({
     name: r.name,
     uid: n(r.uid),
@@ -190,10 +202,9 @@ const namespaces: KindDefinition<'namespaces'> = {
     labels: r.labels ?? {},
     created_at: n(r.created_at),
   }),
-};
+});
 
-const workloads: KindDefinition<'workloads'> = {
-  key: 'workloads',
+const workloads = defineKind('workloads', {
   table: 'k8s_workloads',
   keyColumns: ['kind', 'namespace', 'name'],
   links: ['namespace'],
@@ -201,21 +212,6 @@ const workloads: KindDefinition<'workloads'> = {
   // step writes them, except a new workload's first facts, which its insert
   // carries as the baseline.
   insertOnly: ['spec_facts', 'spec_facts_hash', 'spec_facts_at'],
-  columns: [
-    ...META,
-    'kind',
-    'replicas_desired',
-    'replicas_ready',
-    'replicas_available',
-    'conditions',
-    'strategy',
-    'service_account',
-    'containers',
-    'annotations',
-    'helm_release',
-    'helm_chart',
-    'helm_chart_version',
-  ],
   toRow: (r) =>
     withMeta(r, {
       kind: r.kind,
@@ -231,35 +227,12 @@ const workloads: KindDefinition<'workloads'> = {
       helm_chart: n(r.helm_chart),
       helm_chart_version: n(r.helm_chart_version),
     }),
-};
+});
 
-const pods: KindDefinition<'pods'> = {
-  key: 'pods',
+const pods = defineKind('pods', {
   table: 'k8s_pods',
   keyColumns: NS_KEY,
   links: ['namespace', 'node', 'workload'],
-  columns: [
-    ...META,
-    'phase',
-    'node_name',
-    'pod_ip',
-    'host_ip',
-    'qos_class',
-    'owner_kind',
-    'owner_name',
-    'workload_kind',
-    'workload_name',
-    'containers',
-    'restart_count',
-    'ready_containers',
-    'total_containers',
-    'cpu_requests_millicores',
-    'memory_requests_bytes',
-    'cpu_limits_millicores',
-    'memory_limits_bytes',
-    'started_at',
-    'pending_since',
-  ],
   toRow: (r) => {
     const containers = r.containers ?? [];
     return withMeta(r, {
@@ -300,26 +273,12 @@ const pods: KindDefinition<'pods'> = {
       pending_since: n(r.pending_since),
     });
   },
-};
+});
 
-const services: KindDefinition<'services'> = {
-  key: 'services',
+const services = defineKind('services', {
   table: 'k8s_services',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'type',
-    'cluster_ip',
-    'cluster_ip_v4',
-    'cluster_ips',
-    'external_ips',
-    'load_balancer_ingress',
-    'ports',
-    'selector',
-    'endpoint_count',
-    'annotations',
-  ],
   toRow: (r) =>
     withMeta(r, {
       type: n(r.type),
@@ -333,21 +292,12 @@ const services: KindDefinition<'services'> = {
       endpoint_count: n(r.endpoint_count),
       annotations: r.annotations ?? {},
     }),
-};
+});
 
-const ingresses: KindDefinition<'ingresses'> = {
-  key: 'ingresses',
+const ingresses = defineKind('ingresses', {
   table: 'k8s_ingresses',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'ingress_class',
-    'rules',
-    'tls',
-    'load_balancer',
-    'annotations',
-  ],
   toRow: (r) =>
     withMeta(r, {
       ingress_class: n(r.ingress_class),
@@ -356,24 +306,12 @@ const ingresses: KindDefinition<'ingresses'> = {
       load_balancer: r.load_balancer ?? [],
       annotations: r.annotations ?? {},
     }),
-};
+});
 
-const pvcs: KindDefinition<'pvcs'> = {
-  key: 'pvcs',
+const pvcs = defineKind('pvcs', {
   table: 'k8s_pvcs',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'phase',
-    'storage_class',
-    'capacity_bytes',
-    'requested_bytes',
-    'access_modes',
-    'volume_name',
-    'volume_mode',
-    'annotations',
-  ],
   toRow: (r) =>
     withMeta(r, {
       phase: n(r.phase),
@@ -385,28 +323,12 @@ const pvcs: KindDefinition<'pvcs'> = {
       volume_mode: n(r.volume_mode),
       annotations: r.annotations ?? {},
     }),
-};
+});
 
-const events: KindDefinition<'events'> = {
-  key: 'events',
+const events = defineKind('events', {
   table: 'k8s_events',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'type',
-    'reason',
-    'message',
-    'involved_kind',
-    'involved_name',
-    'involved_namespace',
-    'involved_uid',
-    'count',
-    'first_seen',
-    'last_seen',
-    'source_component',
-    'reporting_controller',
-  ],
   toRow: (r) =>
     withMeta(r, {
       type: n(r.type),
@@ -422,31 +344,12 @@ const events: KindDefinition<'events'> = {
       source_component: n(r.source_component),
       reporting_controller: n(r.reporting_controller),
     }),
-};
+});
 
-const jobs: KindDefinition<'jobs'> = {
-  key: 'jobs',
+const jobs = defineKind('jobs', {
   table: 'k8s_jobs',
   keyColumns: ['kind', 'namespace', 'name'],
   links: ['namespace'],
-  columns: [
-    ...META,
-    'kind',
-    'schedule',
-    'suspend',
-    'active',
-    'succeeded',
-    'failed',
-    'completions',
-    'parallelism',
-    'start_time',
-    'completion_time',
-    'last_schedule_time',
-    'status',
-    'owner_cronjob',
-    'containers',
-    'annotations',
-  ],
   toRow: (r) =>
     withMeta(r, {
       kind: r.kind,
@@ -465,25 +368,12 @@ const jobs: KindDefinition<'jobs'> = {
       containers: r.containers ?? [],
       annotations: r.annotations ?? {},
     }),
-};
+});
 
-const hpas: KindDefinition<'hpas'> = {
-  key: 'hpas',
+const hpas = defineKind('hpas', {
   table: 'k8s_hpas',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'target_kind',
-    'target_name',
-    'target_api_version',
-    'min_replicas',
-    'max_replicas',
-    'current_replicas',
-    'desired_replicas',
-    'metrics',
-    'conditions',
-  ],
   toRow: (r) =>
     withMeta(r, {
       target_kind: n(r.target?.kind),
@@ -496,21 +386,12 @@ const hpas: KindDefinition<'hpas'> = {
       metrics: r.metrics ?? [],
       conditions: r.conditions ?? [],
     }),
-};
+});
 
-const networkPolicies: KindDefinition<'network_policies'> = {
-  key: 'network_policies',
+const networkPolicies = defineKind('network_policies', {
   table: 'k8s_network_policies',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [
-    ...META,
-    'pod_selector',
-    'policy_types',
-    'ingress',
-    'egress',
-    'annotations',
-  ],
   toRow: (r) =>
     withMeta(r, {
       pod_selector: n(r.pod_selector),
@@ -519,28 +400,24 @@ const networkPolicies: KindDefinition<'network_policies'> = {
       egress: r.egress ?? [],
       annotations: r.annotations ?? {},
     }),
-};
+});
 
-const resourceQuotas: KindDefinition<'resource_quotas'> = {
-  key: 'resource_quotas',
+const resourceQuotas = defineKind('resource_quotas', {
   table: 'k8s_resource_quotas',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [...META, 'hard', 'used', 'scopes'],
   toRow: (r) =>
     withMeta(r, {
       hard: r.hard ?? {},
       used: r.used ?? {},
       scopes: r.scopes ?? [],
     }),
-};
+});
 
-const endpointSlices: KindDefinition<'endpoint_slices'> = {
-  key: 'endpoint_slices',
+const endpointSlices = defineKind('endpoint_slices', {
   table: 'k8s_endpoint_slices',
   keyColumns: NS_KEY,
   links: ['namespace'],
-  columns: [...META, 'service_name', 'address_type', 'endpoints', 'ports'],
   toRow: (r) =>
     withMeta(r, {
       service_name: n(r.service_name),
@@ -548,7 +425,7 @@ const endpointSlices: KindDefinition<'endpoint_slices'> = {
       endpoints: r.endpoints ?? [],
       ports: r.ports ?? [],
     }),
-};
+});
 
 export const KINDS: { readonly [K in KindKey]: KindDefinition<K> } = {
   nodes,

@@ -4,7 +4,13 @@
  * travels as a parameter.
  */
 import type { SnapshotOrder } from '../changes/rules.ts';
-import { type Queryable, query, queryMaybeOne, queryOne } from '../db/pool.ts';
+import {
+  execute,
+  type Queryable,
+  query,
+  queryMaybeOne,
+  queryOne,
+} from '../db/pool.ts';
 import type { Cluster } from '../wire/inventory.ts';
 import {
   KIND_ORDER,
@@ -105,8 +111,16 @@ export async function listStoredRows(
   kinds: readonly KindKey[],
 ): Promise<StoredRow[]> {
   if (kinds.length === 0) return [];
-  const sql = kinds.map((k) => STORED[k]).join('\nunion all\n');
-  return query<StoredRow & Record<string, unknown>>(tx, sql, [clusterId]);
+  return query<StoredRow & Record<string, unknown>>(
+    tx,
+    storedRowsStatement(kinds),
+    [clusterId],
+  );
+}
+
+/** The statement listStoredRows runs for these kinds ($1: the cluster). */
+export function storedRowsStatement(kinds: readonly KindKey[]): string {
+  return kinds.map((k) => STORED[k]).join('\nunion all\n');
 }
 
 /** The upsert statement of a kind (the benchmark's floor starts from it). */
@@ -121,8 +135,7 @@ export async function upsertRows(
   clusterId: string,
   rowsJson: string,
 ): Promise<number> {
-  const result = await tx.query(UPSERT[kind], [clusterId, rowsJson]);
-  return result.rowCount ?? 0;
+  return execute(tx, UPSERT[kind], [clusterId, rowsJson]);
 }
 
 export async function deleteRows(
@@ -131,11 +144,11 @@ export async function deleteRows(
   clusterId: string,
   ids: readonly string[],
 ): Promise<number> {
-  const result = await tx.query(
+  return execute(
+    tx,
     `delete from ${KINDS[kind].table} where cluster_id = $1 and id = any($2::uuid[])`,
     [clusterId, ids],
   );
-  return result.rowCount ?? 0;
 }
 
 /**
@@ -175,7 +188,7 @@ export async function repairLinks(
         and wl.cluster_id = $1 and wl.kind = p.workload_kind
         and wl.namespace = p.namespace and wl.name = p.workload_name`);
   }
-  for (const sql of statements) await tx.query(sql, [clusterId]);
+  for (const sql of statements) await execute(tx, sql, [clusterId]);
 }
 
 export interface TenantRow {
@@ -272,7 +285,7 @@ export async function insertClusterIfMissing(
     ],
   );
   if (inserted.length === 0) {
-    await tx.query('delete from assets where id = $1', [asset.id]);
+    await execute(tx, 'delete from assets where id = $1', [asset.id]);
   }
 }
 
@@ -295,12 +308,14 @@ export async function updateClusterAndAsset(
   assetStatus: string,
   snapshot: SnapshotOrder,
 ): Promise<void> {
-  await tx.query(
+  await execute(
+    tx,
     `update assets set name = $2, status = $3, updated_at = now()
      where id = $1 and (name, status) is distinct from ($2, $3)`,
     [cluster.asset_id, facts.name, assetStatus],
   );
-  await tx.query(
+  await execute(
+    tx,
     `update clusters set
        name = $2, display_name = $3, uid = $4, version = $5, platform = $6,
        distribution = $7, api_server_url = $8, cluster_cidr = $9,
@@ -351,7 +366,7 @@ export async function refreshRollups(
   tx: Queryable,
   clusterId: string,
 ): Promise<void> {
-  await tx.query('select k8s_refresh_rollups($1)', [clusterId]);
+  await execute(tx, 'select k8s_refresh_rollups($1)', [clusterId]);
 }
 
 export interface LinkageCounts {

@@ -41,6 +41,7 @@ import {
   type Link,
   naturalKey,
   PRUNE_ORDER,
+  ROW_SHAPE_VERSION,
 } from './kinds.ts';
 import {
   deleteRows,
@@ -136,12 +137,6 @@ export function slugify(name: string): string {
 }
 
 const NUL_ESCAPE = /(?<!\\)\\u0000/g;
-
-/**
- * Bumped whenever a kind's mapping to its table or the digest changes, so
- * that every row is rewritten once instead of being taken as unchanged.
- */
-const ROW_SHAPE_VERSION = '2';
 
 /** One incoming row with its digest; mapped to its table shape only if changed. */
 interface IncomingRow {

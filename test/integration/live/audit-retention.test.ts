@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/sweeps/event-retention.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { query } from '../../../shared/db/pool.ts';
-import { setDb } from '../../../shared/http/context.ts';
+import { setDb } from '../../../shared/db/process-pool.ts';
 import { expireAudit, insertAudit } from '../../../shared/live/audit.ts';
 import {
   insertClient,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/sweeps/event-retention.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { query, queryOne, withTransaction } from '../../../shared/db/pool.ts';
-import { setDb } from '../../../shared/http/context.ts';
+import { setDb } from '../../../shared/db/process-pool.ts';
 import { MetricName, metrics } from '../../../shared/observability/metrics.ts';
 import { expireEvents } from '../../../shared/sweeps/event-retention.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
