@@ -612,20 +612,29 @@ async function readAlerts(
   }
   const rows = await query<AlertRow>(
     db,
+    // The groups in order first (OFFSET 0 keeps that subquery whole), so
+    // the alert-label match runs on the newest groups only until the cap
+    // is filled, not on every group of the window before a sort.
     `select g.id, g.status, g.severity, g.title, g.detail,
             g.first_fired_at as time, m.namespace
-     from alert_groups g
+     from (
+       select g.id, g.status, g.severity, g.title, g.detail,
+              g.first_fired_at, g.alert_labels
+       from alert_groups g
+       where g.client_id = ${p.add(cluster.clientId)}
+         and g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}
+         and (g.environment_id = ${env} or (g.environment_id is null and exists (
+           select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})))
+         and ${clusterInScope(p, cluster, scope)}
+       order by g.first_fired_at desc, g.id desc
+       offset 0
+     ) g
      cross join lateral (
        select a ->> 'namespace' as namespace
        from jsonb_array_elements(g.alert_labels) as a
        where ${match}
        limit 1
      ) m
-     where g.client_id = ${p.add(cluster.clientId)}
-       and g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}
-       and (g.environment_id = ${env} or (g.environment_id is null and exists (
-         select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})))
-       and ${clusterInScope(p, cluster, scope)}
      order by g.first_fired_at desc, g.id desc
      limit ${SOURCE_CAP.alerts + 1}`,
     p.values,
