@@ -177,4 +177,89 @@ describe('local stack (npm start) under kills and poison', () => {
       'local queue: messages kept on disk sent again',
     );
   });
+
+  it('lets a poison message hold back only its own cluster: B applies at once, A after the poison one is recorded and let go', {
+    timeout: 300_000,
+  }, async () => {
+    // Prepare: a fault only the poison snapshot's node meets, and a queue
+    // that lets a failing message go after two receives.
+    await database.db.query(`
+      create or replace function poison_node() returns trigger
+        language plpgsql as $$
+      begin
+        if new.name = 'poison-node' then
+          raise exception 'poison node refused by a test trigger';
+        end if;
+        return new;
+      end $$;
+      create trigger poison_node before insert on k8s_nodes
+        for each row execute function poison_node();`);
+    const env = await newEnv({ QUEUE_MAX_RECEIVE_COUNT: '2' });
+    const { stack, nc } = await start(env);
+    const a = newAgentId();
+    const b = newAgentId();
+    const at = Date.now();
+    const poison = inventoryOf(a, new Date(at - 180_000));
+    poison.nodes![0]!.name = 'poison-node';
+    const bSnapshot = inventoryOf(b, new Date(at - 120_000));
+    const nextA = inventoryOf(a, new Date(at - 60_000));
+    const js = jetstream(nc);
+    const rejectionsOf = (agentId: string) =>
+      query<{ reason: string; stage: string }>(
+        database.db,
+        'select reason, stage from ingest_rejections where agent_id = $1',
+        [agentId],
+      );
+
+    try {
+      // Act
+      await js.publish(subjectOf(a), JSON.stringify(poison));
+      await js.publish(subjectOf(b), JSON.stringify(bSnapshot));
+      await js.publish(subjectOf(a), JSON.stringify(nextA));
+
+      // Assess: B while A's poison snapshot is still retried.
+      await until(
+        'cluster B applied',
+        async () => (await lastSnapshotOf(b)) === bSnapshot.timestamp,
+        60_000,
+        stack,
+      );
+      expect(await rejectionsOf(a)).toEqual([]);
+      expect(await lastSnapshotOf(a)).toBeUndefined();
+      const rows = await until(
+        'the poison snapshot recorded',
+        async () => {
+          const r = await rejectionsOf(a);
+          return r.length > 0 && r;
+        },
+        120_000,
+        stack,
+      );
+      expect(rows).toEqual([
+        {
+          stage: 'sync',
+          reason: expect.stringMatching(
+            /^failed on each of 2 receives, moved to the dead-letter queue: .*poison node refused/,
+          ),
+        },
+      ]);
+      await until(
+        'A’s next snapshot applied',
+        async () => (await lastSnapshotOf(a)) === nextA.timestamp,
+        120_000,
+        stack,
+      );
+      const nodes = await query<{ name: string }>(
+        database.db,
+        `select n.name from k8s_nodes n join clusters c on c.id = n.cluster_id
+          where c.agent_id = $1`,
+        [a],
+      );
+      expect(nodes.map((n) => n.name)).not.toContain('poison-node');
+    } finally {
+      await database.db.query(
+        'drop trigger poison_node on k8s_nodes; drop function poison_node()',
+      );
+    }
+  });
 });
