@@ -13,8 +13,6 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONSUMER, DEFAULT_STREAM } from '../../infra/local/ingest.ts';
 import { query, queryMaybeOne } from '../../shared/db/pool.ts';
-import { generateInventory } from '../../shared/fixtures/generate.ts';
-import type { Inventory } from '../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
 import {
@@ -24,33 +22,15 @@ import {
   until,
 } from '../helpers/local-stack.ts';
 import { startNatsServer } from '../helpers/nats.ts';
+import { installPoisonNode } from '../helpers/poison-node.ts';
+import { tinyInventory } from '../helpers/tiny-inventory.ts';
 import { newAgentId } from './ingest/support.ts';
 
 const subjectOf = (agentId: string) =>
   `proxima.demo.development.${agentId}.kubernetes`;
 
-function inventoryOf(agentId: string, at: Date): Inventory {
-  return generateInventory({
-    seed: agentId,
-    agentId,
-    clusterName: `cluster-${agentId.slice(0, 8)}`,
-    timestamp: at.toISOString(),
-    nodes: 2,
-    namespaces: 1,
-    workloadsPerNamespace: 1,
-    podsPerWorkload: 1,
-    services: 0,
-    events: 0,
-    ingresses: 0,
-    pvcs: 0,
-    jobs: 0,
-    hpas: 0,
-    networkPolicies: 0,
-    resourceQuotas: 0,
-    endpointSlices: 0,
-    specFacts: false,
-  });
-}
+const inventoryOf = (agentId: string, at: Date) =>
+  tinyInventory(agentId, at, { nodes: 2 });
 
 describe('local stack (npm start) under kills and poison', () => {
   let database: TestDatabase;
@@ -184,17 +164,7 @@ describe('local stack (npm start) under kills and poison', () => {
   }, async () => {
     // Prepare: a fault only the poison snapshot's node meets, and a queue
     // that lets a failing message go after two receives.
-    await database.db.query(`
-      create or replace function poison_node() returns trigger
-        language plpgsql as $$
-      begin
-        if new.name = 'poison-node' then
-          raise exception 'poison node refused by a test trigger';
-        end if;
-        return new;
-      end $$;
-      create trigger poison_node before insert on k8s_nodes
-        for each row execute function poison_node();`);
+    const removePoison = await installPoisonNode(database.db);
     const env = await newEnv({ QUEUE_MAX_RECEIVE_COUNT: '2' });
     const { stack, nc } = await start(env);
     const a = newAgentId();
@@ -258,9 +228,7 @@ describe('local stack (npm start) under kills and poison', () => {
       );
       expect(nodes.map((n) => n.name)).not.toContain('poison-node');
     } finally {
-      await database.db.query(
-        'drop trigger poison_node on k8s_nodes; drop function poison_node()',
-      );
+      await removePoison();
     }
   });
 });
