@@ -14,6 +14,7 @@ import {
   GetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { QueueJournal } from './queue-journal.ts';
 
 export const DEFAULT_QUEUE_NAME = 'k8s-inventory.fifo';
 export const DEFAULT_DLQ_NAME = 'k8s-inventory-dlq.fifo';
@@ -34,6 +35,12 @@ export interface QueueServicesOptions {
    * dead-letter queue created beside it, as in AWS.
    */
   maxReceiveCount?: number;
+  /**
+   * With the in-process emulator only: where accepted messages are kept on
+   * disk until the sync deletes them, so a killed stack loses none
+   * (queue-journal.ts). Without it the emulated queue lives in memory.
+   */
+  journalDir?: string | undefined;
 }
 
 export interface QueueServices {
@@ -113,6 +120,14 @@ export async function startQueueServices(
     if (!queueUrl) throw new Error('CreateQueue returned no QueueUrl');
     const bucket = options.bucket ?? DEFAULT_BUCKET;
     await ensureBucket(s3, bucket);
+    if (options.journalDir !== undefined && emulatorEndpoint !== undefined) {
+      await new QueueJournal({
+        dir: options.journalDir,
+        queueUrl,
+        deadLetterQueueUrl: deadLetter?.queueUrl,
+        maxReceiveCount: options.maxReceiveCount,
+      }).attach(sqs, s3);
+    }
     return {
       sqs,
       s3,

@@ -39,7 +39,7 @@ export const DEFAULT_NATS_PORT = 4222;
 export const DEMO_TENANT = { clientSlug: 'demo', envSlug: 'development' };
 const STALE_SWEEP_MS = 60_000;
 const RETENTION_SWEEP_MS = 3_600_000;
-/** How long a stop waits for an in-process queue to empty (it is lost after). */
+/** How long a stop waits for an in-process queue to empty (kept on disk after). */
 const DRAIN_ON_STOP_MS = 15_000;
 /** How long the start waits for the ingest loop's first healthy report. */
 const INGEST_READY_WAIT_MS = 10_000;
@@ -184,6 +184,8 @@ export async function startLocalStack(
       bucket: config.CLAIM_BUCKET,
       maxMessageBytes: config.QUEUE_MAX_MESSAGE_BYTES,
       maxReceiveCount: config.QUEUE_MAX_RECEIVE_COUNT,
+      // An emulated queue is kept on disk: a kill loses nothing acked.
+      journalDir: join(dataDir, 'queue'),
     });
     stops.push(() => queues.stop());
     if (queues.emulatorEndpoint) {
@@ -215,7 +217,8 @@ export async function startLocalStack(
       poller: { region: config.AWS_REGION },
       seriesWriter: metrics.writer,
     });
-    // An emulated queue lives in memory: empty it before stopping.
+    // An emulated queue is empty at a clean stop, if it can be in time
+    // (what is left is kept on disk and sent again at the next start).
     const drainMs = queues.emulatorEndpoint ? DRAIN_ON_STOP_MS : 0;
     stops.push(() => ingest.stop({ drainMs }));
 

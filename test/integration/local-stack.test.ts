@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,59 +6,13 @@ import { seedAgentId } from '../../scripts/seed-agent.ts';
 import { query, queryMaybeOne } from '../../shared/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
-
-// Node with tsx's loader, as `npm start` runs it: the tsx CLI would relay
-// signals and SIGKILL a child that does not confirm one within 30 ms,
-// which a busy machine misses.
-const NODE_WITH_TSX = [process.execPath, '--import', 'tsx'] as const;
-
-interface Running {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function run(args: string[], env: NodeJS.ProcessEnv): Running {
-  const [node, ...loader] = NODE_WITH_TSX;
-  const child = spawn(node, [...loader, ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
-  });
-  const exited = new Promise<{
-    code: number | null;
-    signal: NodeJS.Signals | null;
-  }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => out, exited };
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs: number,
-  running?: Running,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (running && running.child.exitCode !== null) {
-      throw new Error(`exited while waiting for ${what}:\n${running.output()}`);
-    }
-    const value = await Promise.resolve(probe()).catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}:\n${running?.output() ?? ''}`,
-  );
-}
+import {
+  localStackEnv,
+  type Running,
+  run,
+  startLocalStackProcess,
+  until,
+} from '../helpers/local-stack.ts';
 
 describe('local stack (npm start)', () => {
   let database: TestDatabase;
@@ -82,39 +35,15 @@ describe('local stack (npm start)', () => {
     // Prepare
     const port = await freePort();
     // Its own nats-server and in-process SQS/S3; only the database is given.
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-    };
-    for (const name of [
-      'NATS_URL',
-      'SQS_ENDPOINT',
-      'S3_ENDPOINT',
-      'QUEUE_URL',
-    ]) {
-      delete env[name];
-    }
+    const env = localStackEnv({ databaseUrl: database.url, dataDir, port });
 
     // Act: start
-    const started = run(['infra/local/main.ts'], env);
+    const {
+      stack: started,
+      natsUrl,
+      health,
+    } = await startLocalStackProcess(env);
     stack = started;
-    const health = await until(
-      '/healthz to answer 200',
-      async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-        return res.status === 200 && res.status;
-      },
-      120_000,
-      started,
-    );
-    const natsUrl = await until(
-      'the banner',
-      () => /NATS\s+(nats:\/\/\S+)/.exec(started.output())?.[1],
-      30_000,
-      started,
-    );
 
     // Act: seed (no kubectl context: the built-in fixture)
     const seed = run(['scripts/seed.ts'], {

@@ -13,6 +13,7 @@ import { query } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { installPoisonNode } from '../../helpers/poison-node.ts';
 import { captureStdout } from '../sweeps/support.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';
 
@@ -94,16 +95,7 @@ describe('poison messages', () => {
   }, async () => {
     // Prepare: a fault only the poison snapshot's node meets.
     world = await startWorld({ maxReceiveCount: 3 });
-    await world.database.db.query(`
-      create function poison_node() returns trigger language plpgsql as $$
-      begin
-        if new.name = 'poison-node' then
-          raise exception 'poison node refused by a test trigger';
-        end if;
-        return new;
-      end $$;
-      create trigger poison_node before insert on k8s_nodes
-        for each row execute function poison_node();`);
+    await installPoisonNode(world.database.db);
     const a = newAgentId();
     const b = newAgentId();
     const poison = inventoryOf(a, minutesAgo(3));

@@ -10,6 +10,7 @@ import { query } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createSqsClient } from '../../helpers/sqs.ts';
+import { tinyInventory } from '../../helpers/tiny-inventory.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';
 
 let world: World | undefined;
@@ -145,26 +146,11 @@ describe('ingest resilience', () => {
     const agentId = newAgentId();
     const start = Date.now();
     const snapshot = (i: number) => {
-      const inventory = generateInventory({
-        seed: agentId,
+      const inventory = tinyInventory(
         agentId,
-        clusterName: `cluster-${agentId.slice(0, 8)}`,
-        timestamp: new Date(start - (10 - i) * 60_000).toISOString(),
-        nodes: 1,
-        namespaces: 1,
-        workloadsPerNamespace: 1,
-        podsPerWorkload: 1,
-        services: 0,
-        events: 0,
-        ingresses: 0,
-        pvcs: 0,
-        jobs: 0,
-        hpas: 0,
-        networkPolicies: 0,
-        resourceQuotas: 0,
-        endpointSlices: 0,
-        specFacts: true,
-      });
+        new Date(start - (10 - i) * 60_000),
+        { specFacts: true },
+      );
       const container = inventory.workloads?.[0]?.spec_facts?.containers[0];
       if (!container) throw new Error('fixture has a container');
       container.image = `registry.example.com/shop/web:1.0.${i}`;
