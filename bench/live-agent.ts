@@ -30,9 +30,12 @@ const responder = await startKubeQueryResponder({
 });
 process.send?.('ready');
 process.on('disconnect', () => {
+  // The parent may already have stopped the NATS server: a failed drain is
+  // no news at exit.
   void responder
     .stop()
     .then(() => nc.drain())
+    .catch(() => {})
     .then(() => kube.stop())
-    .then(() => process.exit(0));
+    .finally(() => process.exit(0));
 });
