@@ -1,16 +1,41 @@
 /**
- * The live benchmark's agent, in its own process as a real agent is:
- * answers kube_query on the command subject of the agent id it is given
- * (argv: NATS URL, agent id), then tells its parent it is ready.
+ * The live benchmark's agent, in its own process as a real agent is: the
+ * agent's own kube_query responder (shared/agent/responder.ts) on the
+ * command subject of the agent id it is given (argv: NATS URL, agent id),
+ * reading the benchmark's cluster from a fake Kubernetes API server in
+ * this process; then it tells its parent it is ready.
  */
-import { startResponder } from '../test/helpers/kube-query-responder.ts';
-import { benchAnswer } from './live-fixtures.ts';
+import { connect } from '@nats-io/transport-node';
+import { startKubeQueryResponder } from '../shared/agent/responder.ts';
+import { startFakeKube } from '../test/helpers/fake-kube.ts';
+import { benchCluster } from './live-fixtures.ts';
 
 const [natsUrl, agentId] = process.argv.slice(2);
 if (!natsUrl || !agentId)
   throw new Error('usage: live-agent <nats url> <agent id>');
-const responder = await startResponder(natsUrl, agentId, benchAnswer);
+const cluster = benchCluster();
+const kube = await startFakeKube();
+kube.add('apps/v1', 'deployments', [cluster.deployment]);
+kube.add('apps/v1', 'replicasets', cluster.replicaSets);
+kube.add('v1', 'pods', [cluster.pod]);
+kube.setLogs('icx', 'icx-db-1', 'app', cluster.logLines);
+const nc = await connect({ servers: natsUrl, name: 'bench-live-agent' });
+const responder = await startKubeQueryResponder({
+  nc,
+  agentId,
+  kubeConfig: kube.kubeConfig,
+  agentVersion: 'v0.9.0',
+  // The per-read audit line would flood the benchmark's output.
+  logger: { info: () => {}, warn: () => {}, error: () => {} },
+});
 process.send?.('ready');
 process.on('disconnect', () => {
-  void responder.stop().then(() => process.exit(0));
+  // The parent may already have stopped the NATS server: a failed drain is
+  // no news at exit.
+  void responder
+    .stop()
+    .then(() => nc.drain())
+    .catch(() => {})
+    .then(() => kube.stop())
+    .finally(() => process.exit(0));
 });

@@ -1,13 +1,14 @@
 /**
- * What the live benchmark's agent answers: a Deployment manifest of about
- * 100 KB, ten revisions with their pod templates, and 200 stamped log lines
- * of the shapes the sanitizer looks at. Built from the real Deployment
- * fixture, grown with containers until it reaches the size.
+ * What the live benchmark's cluster holds, for the agent's real responder
+ * to read through a fake Kubernetes API: a Deployment of about 100 KB, ten
+ * ReplicaSets it owns with their pod templates, and a pod whose container
+ * has 200 log lines of the shapes the sanitizer looks at. Built from the
+ * real Deployment fixture, grown with containers until it reaches the size.
  */
 import { readFileSync } from 'node:fs';
-import type { KubeQueryRequest } from '../shared/live/kube-query.ts';
+import type { K8sObject } from '../shared/collector/k8s.ts';
+import type { LogLine } from '../test/helpers/fake-kube.ts';
 
-const AGENT_VERSION = 'v0.9.0';
 export const MANIFEST_BYTES = 100 * 1024;
 export const LOG_LINES = 200;
 
@@ -20,10 +21,11 @@ const base = JSON.parse(
     'utf8',
   ),
 ) as {
+  metadata: { uid: string; name: string; namespace: string };
   spec: { template: { spec: { containers: Record<string, unknown>[] } } };
 };
 
-function bigManifest(): Record<string, unknown> {
+function bigManifest(): K8sObject {
   const object = structuredClone(base);
   const containers = object.spec.template.spec.containers;
   const first = containers[0] ?? {};
@@ -37,13 +39,10 @@ function bigManifest(): Record<string, unknown> {
       })),
     });
   }
-  return object as unknown as Record<string, unknown>;
+  return object as unknown as K8sObject;
 }
 
-const manifest = bigManifest();
-const podTemplate = base.spec.template;
-
-function logLines(): string[] {
+function logLines(): LogLine[] {
   const shapes = [
     'GET /api/orders/42 200 12ms user=alice',
     'connecting to postgres://app:hunter2@db:5432/orders',
@@ -54,53 +53,31 @@ function logLines(): string[] {
   ];
   return Array.from({ length: LOG_LINES }, (_, i) => {
     const s = String(i % 60).padStart(2, '0');
-    return `2026-10-01T11:${String(Math.floor(i / 60)).padStart(2, '0')}:${s}.${String(i).padStart(9, '0')}Z ${shapes[i % shapes.length]}`;
+    return {
+      ts: `2026-10-01T11:${String(Math.floor(i / 60)).padStart(2, '0')}:${s}.${String(i).padStart(9, '0')}Z`,
+      text: shapes[i % shapes.length] ?? '',
+    };
   });
 }
 
-const lines = logLines();
-
-/** The benchmark agent's reply to `request`. */
-export function benchAnswer(request: KubeQueryRequest): unknown {
-  const ok = (result: unknown) => ({
-    ok: true,
-    agent_version: AGENT_VERSION,
-    observed_at: new Date().toISOString(),
-    notes: [],
-    result,
-  });
-  switch (request.query) {
-    case 'manifest':
-      return ok({
-        kind: request.kind,
-        namespace: request.namespace,
-        name: request.name,
-        object: manifest,
-      });
-    case 'revisions':
-      return ok({
-        kind: request.kind,
-        namespace: request.namespace,
-        name: request.name,
-        revisions: Array.from({ length: 10 }, (_, i) => ({
-          revision: 10 - i,
-          name: `${request.name}-${i}abcde`,
-          created: '2026-09-01T10:00:00Z',
-          replicas: i === 0 ? 3 : 0,
-          template_hash: `${i}abcde`,
-          containers: [{ name: 'db', image: `postgres:16.${10 - i}` }],
-          pod_template: podTemplate,
-        })),
-        truncated: false,
-      });
-    case 'logs':
-      return ok({
-        pod: request.pod,
-        container: request.container ?? 'app',
-        previous: request.previous,
-        lines: lines.slice(-request.tail),
-        truncated: request.tail <= LOG_LINES,
-        timestamps: request.timestamps,
-      });
-  }
+/** The objects and logs of the benchmark's cluster. */
+export function benchCluster() {
+  const deployment = bigManifest();
+  const replicaSets: K8sObject[] = Array.from({ length: 10 }, (_, i) => ({
+    metadata: {
+      name: `icx-db-${i}abcde`,
+      namespace: base.metadata.namespace,
+      uid: `00000000-0000-4000-8000-00000000000${i}`,
+      creationTimestamp: '2026-09-01T10:00:00Z',
+      labels: { 'pod-template-hash': `${i}abcde` },
+      annotations: { 'deployment.kubernetes.io/revision': String(10 - i) },
+      ownerReferences: [{ kind: 'Deployment', uid: base.metadata.uid }],
+    },
+    spec: { replicas: i === 0 ? 3 : 0, template: base.spec.template },
+  }));
+  const pod: K8sObject = {
+    metadata: { name: 'icx-db-1', namespace: base.metadata.namespace },
+    spec: { containers: [{ name: 'app', image: 'app:1' }] },
+  };
+  return { deployment, replicaSets, pod, logLines: logLines() };
 }

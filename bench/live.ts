@@ -1,11 +1,13 @@
 /**
- * `npm run bench -- live`: p50/p99 of the three live routes against an agent
- * in its own process (bench/live-agent.ts: a 100 KB manifest, ten revisions
- * with pod templates, 200 stamped log lines), through the local API server,
- * a real PostgreSQL (the audit rows) and a nats-server on this machine.
+ * `npm run bench -- live`: p50/p99 of the three live routes against the
+ * agent's real responder in its own process (bench/live-agent.ts, reading a
+ * fake Kubernetes API: a 100 KB Deployment, ten ReplicaSets with pod
+ * templates, 200 stamped log lines), through the local API server, a real
+ * PostgreSQL (the audit rows) and a nats-server on this machine.
  *
  * For each route it first measures the agent's own answer time: the same
- * kube_query sent straight over NATS, reply read and parsed. Then the route,
+ * kube_query sent straight over NATS, reply read and parsed (the agent's
+ * read of the API and its redaction included). Then the route,
  * from a client in another process over keep-alive HTTP, one request at a
  * time. What the backend adds is the route's figure less the agent's
  * (target: at most 10 ms at p99). Requests are spread over enough users

@@ -33,7 +33,7 @@ import {
 import { setMetricsStore } from '../shared/metrics/context.ts';
 import { metricsHttp } from '../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../shared/metrics/params.ts';
-import { selectorOf } from '../shared/metrics/queries.ts';
+import { METRICS_QUERY_NAMES, selectorOf } from '../shared/metrics/queries.ts';
 import { readClusterMetrics } from '../shared/metrics/read.ts';
 import { encodeWriteRequest } from '../shared/metrics/remote-write.ts';
 import { seriesOfSnapshot } from '../shared/metrics/series.ts';
@@ -224,18 +224,7 @@ try {
     ['24h', 24 * 3_600_000],
     ['7d', 7 * 24 * 3_600_000 - MINUTE],
   ] as const) {
-    for (const name of [
-      'cpu_by_node',
-      'memory_by_namespace',
-      'restarts',
-      'pods_by_phase',
-      'cpu_by_workload',
-      'cpu_by_namespace',
-      'cpu_by_pod',
-      'memory_by_pod',
-      'restarts_by_workload',
-      'replicas',
-    ]) {
+    for (const name of METRICS_QUERY_NAMES) {
       const qs = `start=${new Date(end - rangeMs).toISOString()}&end=${new Date(end).toISOString()}${filters[name] ?? ''}`;
       const request = parseMetricsRequest(name, qs);
       const { query, stepSeconds: step } = request;

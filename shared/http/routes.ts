@@ -34,12 +34,9 @@
  *
  * 3. functions/api/get-cluster-metrics.ts, thin:
  *
- *      export const handler = apiHandler(
- *        'get-cluster-metrics',
- *        async ({ db, cluster, query, event }) => ({
- *          data: await readMetrics(db, cluster, query, event.pathParameters?.query),
- *        }),
- *      );
+ *      export const handler = apiHandler('get-cluster-metrics', async (request) => ({
+ *        data: await serveClusterMetrics(request),
+ *      }));
  *
  *    By the time it runs, the access checks of the entry's shape passed and
  *    `query` is its schema's output; it names no permission.

@@ -1,21 +1,22 @@
 /**
  * One live read (spec "Live Reads"), after the route's access checks (404,
- * then 403) and parameter validation (400) have passed:
+ * then 403), its per-user rate limit (429, the route table entry's
+ * `rateLimit`, enforced by apiHandler and not audited) and parameter
+ * validation (400) have passed:
  *
- * 1. the per-user rate limit of the route's family (429);
- * 2. the agent checks (409 no_agent, agent_offline, agent_too_old), so an
+ * 1. the agent checks (409 no_agent, agent_offline, agent_too_old), so an
  *    agent that cannot serve the read is never asked;
- * 3. the audit row, written before the agent is asked (503
+ * 2. the audit row, written before the agent is asked (503
  *    audit_unavailable when it cannot be);
- * 4. the kube_query request on `proxima.system.commands.{agent_id}`, 15 s,
+ * 3. the kube_query request on `proxima.system.commands.{agent_id}`, 15 s,
  *    with the caller's email (or `proxima-console:<subject type>:<id>`) as
  *    the actor; its reply or failure mapped to the spec's response (502
  *    agent_error with the agent's message sanitized, 502 agent_unreachable,
  *    503 live_unavailable, 504 agent_timeout);
- * 5. the audit row completed with the outcome, duration and bytes.
+ * 4. the audit row completed with the outcome, duration and bytes.
  *
- * Steps 1 and 2 are audited too, by one row with their outcome. Nothing
- * read is stored.
+ * A failed agent check is audited too, by one row with its outcome.
+ * Nothing read is stored.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -31,7 +32,7 @@ import {
   finishAudit,
   insertAudit,
 } from './audit.ts';
-import { checkAgent, type LiveRoute } from './gates.ts';
+import { checkAgent } from './gates.ts';
 import {
   KUBE_QUERY_TIMEOUT_MS,
   KUBE_QUERY_VERSION,
@@ -57,8 +58,6 @@ export type LiveReadQuery =
 export interface LiveReadDeps {
   db: Queryable;
   nats: () => Promise<LiveNats | undefined>;
-  /** The route family's per-user budget: throws 429 when it is spent. */
-  rateLimit?: (route: LiveRoute, principal: Principal) => Promise<void>;
   /** The request's bound; the spec's 15 s unless a test says otherwise. */
   timeoutMs?: number;
 }
@@ -88,7 +87,6 @@ export async function readLive(
 
   let timestamps: boolean;
   try {
-    await deps.rateLimit?.(read.route, principal);
     ({ timestamps } = checkAgent(cluster, read.route, {
       sinceTime: read.route === 'logs' && read.query.since_time !== undefined,
     }));

@@ -1,8 +1,15 @@
 /**
- * A kube_query responder written from the wire contract ("Live reads"), for
- * the live-read tests: it subscribes on `proxima.system.commands.{agent_id}`,
- * parses each request with the contract's schema, keeps it, and answers what
- * `answer` returns (undefined: no answer, so the backend times out).
+ * The live-read tests' views of the command subject
+ * `proxima.system.commands.{agent_id}` (wire contract, "Live reads"):
+ *
+ * - `tapCommands`: listens beside the agent's real responder
+ *   (shared/agent/responder.ts) and keeps every request, parsed with the
+ *   contract's schema, without answering, so a test sees exactly what the
+ *   backend asked (or that it asked nothing).
+ * - `startResponder`: a hand-made agent for what the real one never does:
+ *   answer a reply that breaks the contract, leak a secret in its error
+ *   message, or never answer (the backend times out). `answer` returns the
+ *   reply; undefined means none.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
@@ -23,15 +30,13 @@ export interface TestResponder {
   stop(): Promise<void>;
 }
 
-export async function startResponder(
+async function listen(
   natsUrl: string,
   agentId: string,
-  answer: Answer,
+  name: string,
+  answer: Answer | undefined,
 ): Promise<TestResponder> {
-  const nc: NatsConnection = await connect({
-    servers: natsUrl,
-    name: 'test-kube-query-responder',
-  });
+  const nc: NatsConnection = await connect({ servers: natsUrl, name });
   const requests: KubeQueryRequest[] = [];
   const refused: unknown[] = [];
   const sub = nc.subscribe(commandSubject(agentId), {
@@ -42,6 +47,7 @@ export async function startResponder(
         const parsed = kubeQueryRequestSchema.safeParse(raw);
         if (!parsed.success) {
           refused.push(raw);
+          if (answer === undefined) return;
           msg.respond(
             JSON.stringify({
               ok: false,
@@ -52,6 +58,7 @@ export async function startResponder(
           return;
         }
         requests.push(parsed.data);
+        if (answer === undefined) return;
         const reply = await answer(parsed.data);
         if (reply !== undefined) msg.respond(JSON.stringify(reply));
       })();
@@ -66,4 +73,21 @@ export async function startResponder(
       await nc.drain();
     },
   };
+}
+
+/** Keeps the requests sent to `agentId`; answers none of them. */
+export function tapCommands(
+  natsUrl: string,
+  agentId: string,
+): Promise<TestResponder> {
+  return listen(natsUrl, agentId, 'test-kube-query-tap', undefined);
+}
+
+/** A hand-made agent answering what `answer` returns. */
+export function startResponder(
+  natsUrl: string,
+  agentId: string,
+  answer: Answer,
+): Promise<TestResponder> {
+  return listen(natsUrl, agentId, 'test-kube-query-responder', answer);
 }

@@ -1,10 +1,15 @@
 /**
  * The live routes end to end: the local API server, a real PostgreSQL and a
- * real nats-server, with a kube_query responder answering from fixture
- * objects on the cluster's command subject.
+ * real nats-server, with the agent's own kube_query responder
+ * (shared/agent/responder.ts) answering on each cluster's command subject
+ * from fixture objects on a fake Kubernetes API server. A tap beside it
+ * keeps what the backend asked. Hand-made agents stand in only where the
+ * real one cannot misbehave: a reply that breaks the contract, an error
+ * message carrying a secret, an agent that never answers.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
   afterAll,
   beforeAll,
@@ -14,12 +19,12 @@ import {
   it,
   vi,
 } from 'vitest';
+import { startKubeQueryResponder } from '../../../shared/agent/responder.ts';
 import { findClusterWithGrants } from '../../../shared/clusters/repo.ts';
+import type { K8sObject } from '../../../shared/collector/k8s.ts';
+import { redactObject } from '../../../shared/collector/redact.ts';
 import { query } from '../../../shared/db/pool.ts';
-import type {
-  KubeQueryRequest,
-  LogsRequest,
-} from '../../../shared/live/kube-query.ts';
+import type { LogsRequest } from '../../../shared/live/kube-query.ts';
 import { UNSTAMPED_NOTE } from '../../../shared/live/logs.ts';
 import { getLiveNats, setLiveNatsTarget } from '../../../shared/live/nats.ts';
 import { readLive } from '../../../shared/live/read.ts';
@@ -32,22 +37,96 @@ import {
 } from '../../helpers/api-fixtures.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { type FakeKube, startFakeKube } from '../../helpers/fake-kube.ts';
 import {
   type Answer,
   startResponder,
   type TestResponder,
+  tapCommands,
 } from '../../helpers/kube-query-responder.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
 
-const DEPLOYMENT = JSON.parse(
-  readFileSync(
-    new URL(
-      '../../../../shared/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
-      import.meta.url,
+/** A real Deployment, as the apiserver serves it (with managedFields). */
+const DEPLOYMENT: K8sObject = {
+  ...JSON.parse(
+    readFileSync(
+      new URL(
+        '../../../../shared/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
+        import.meta.url,
+      ),
+      'utf8',
     ),
-    'utf8',
   ),
-) as { metadata: { name: string; namespace: string } };
+};
+DEPLOYMENT.metadata = {
+  ...DEPLOYMENT.metadata,
+  managedFields: [
+    {
+      manager: 'kubectl-client-side-apply',
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+    },
+  ],
+};
+/** What the agent sends of it: redacted before it leaves the cluster. */
+const REDACTED = redactObject(DEPLOYMENT);
+const DEPLOYMENT_UID: string = DEPLOYMENT.metadata.uid;
+
+/** The Deployment's two ReplicaSets; the older one without a template. */
+const REPLICA_SETS: K8sObject[] = [
+  {
+    metadata: {
+      name: 'icx-db-7d9f8c5b4',
+      namespace: 'icx',
+      uid: randomUUID(),
+      creationTimestamp: '2026-09-30T10:00:00Z',
+      labels: { 'pod-template-hash': '7d9f8c5b4' },
+      annotations: { 'deployment.kubernetes.io/revision': '2' },
+      ownerReferences: [{ kind: 'Deployment', uid: DEPLOYMENT_UID }],
+    },
+    spec: {
+      replicas: 3,
+      template: {
+        spec: { containers: [{ name: 'db', image: 'postgres:16' }] },
+      },
+    },
+  },
+  {
+    metadata: {
+      name: 'icx-db-5c6d7e8f9',
+      namespace: 'icx',
+      uid: randomUUID(),
+      creationTimestamp: '2026-09-01T10:00:00Z',
+      labels: { 'pod-template-hash': '5c6d7e8f9' },
+      annotations: { 'deployment.kubernetes.io/revision': '1' },
+      ownerReferences: [{ kind: 'Deployment', uid: DEPLOYMENT_UID }],
+    },
+    spec: { replicas: 0 },
+  },
+];
+
+const pod = (name: string, containers: string[], init: string[] = []) => ({
+  metadata: { name, namespace: 'icx', uid: randomUUID() },
+  spec: {
+    containers: containers.map((c) => ({ name: c, image: 'app:1' })),
+    initContainers: init.map((c) => ({ name: c, image: 'app:1' })),
+  },
+});
+
+/** What the apiserver holds of each container's output. */
+const LOG_LINES = [
+  { ts: '2026-10-01T11:59:01.123456789Z', text: 'starting server on :8080' },
+  {
+    ts: '2026-10-01T11:59:02.123456789Z',
+    text: 'connecting with password=hunter2hunter2 to db',
+  },
+  {
+    ts: '2026-10-01T11:59:03.123456789Z',
+    text: 'Authorization: Bearer abc.def.ghi',
+  },
+];
 
 const OPERATOR = 'olga.operator@example.test';
 const VIEWER = 'victor.viewer@example.test';
@@ -56,105 +135,29 @@ const OUTSIDER = 'otto.outsider@example.test';
 
 const observedAt = '2026-10-01T12:00:00.000Z';
 
-/** The fixture cluster's answers, as an agent of `version` gives them. */
-function fixtureAnswer(version: string): Answer {
-  return (request: KubeQueryRequest) => {
-    const ok = (result: unknown, notes: string[] = []) => ({
-      ok: true,
-      agent_version: version,
-      observed_at: observedAt,
-      notes,
-      result,
-    });
-    switch (request.query) {
-      case 'manifest':
-        if (request.name !== DEPLOYMENT.metadata.name) {
-          return {
-            ok: false,
-            agent_version: version,
-            error: {
-              code: 'not_found',
-              message: `deployments.apps "${request.name}" not found; retried with token=s3cr3tT0kenValue`,
-            },
-          };
-        }
-        return ok(
-          {
-            kind: request.kind,
-            namespace: request.namespace,
-            name: request.name,
-            object: DEPLOYMENT,
-          },
-          ['managedFields removed'],
-        );
-      case 'revisions':
-        return ok({
-          kind: request.kind,
-          namespace: request.namespace,
-          name: request.name,
-          revisions: [
-            {
-              revision: 2,
-              name: `${request.name}-7d9f8c5b4`,
-              created: '2026-09-30T10:00:00Z',
-              replicas: 3,
-              template_hash: '7d9f8c5b4',
-              containers: [{ name: 'db', image: 'postgres:16' }],
-              pod_template: { spec: { containers: [{ name: 'db' }] } },
-            },
-            {
-              revision: 1,
-              name: `${request.name}-5c6d7e8f9`,
-              created: '2026-09-01T10:00:00Z',
-              replicas: 0,
-              template_hash: '5c6d7e8f9',
-              containers: [{ name: 'db', image: 'postgres:15' }],
-              pod_template: null,
-            },
-          ],
-          truncated: false,
-        });
-      case 'logs': {
-        if (request.pod === 'multi' && request.container === undefined) {
-          return ok({
-            pod: request.pod,
-            container: null,
-            previous: request.previous,
-            lines: [],
-            truncated: false,
-            containers: ['app', 'sidecar'],
-            timestamps: request.timestamps,
-          });
-        }
-        const stamp = (n: number) =>
-          request.timestamps
-            ? `2026-10-01T11:59:${String(n).padStart(2, '0')}.123456789Z `
-            : '';
-        return ok({
-          pod: request.pod,
-          container: request.container ?? 'app',
-          previous: request.previous,
-          lines: [
-            `${stamp(1)}starting server on :8080`,
-            `${stamp(2)}connecting with password=hunter2hunter2 to db`,
-            `${stamp(3)}Authorization: Bearer abc.def.ghi`,
-          ],
-          truncated: request.tail <= 3,
-          timestamps: request.timestamps,
-        });
-      }
-    }
-  };
-}
+/** A hand-made agent whose errors carry a secret in their message. */
+const leakyAnswer: Answer = () => ({
+  ok: false,
+  agent_version: 'v0.9.0',
+  error: {
+    code: 'not_found',
+    message:
+      'deployments.apps "missing" not found; retried with token=s3cr3tT0kenValue',
+  },
+});
 
 describe('live routes', () => {
   let database: TestDatabase;
   let nats: TestNatsServer;
   let api: TestApi;
+  let kube: FakeKube;
+  /** The real responders' connection (the agent's own). */
+  let agentNc: NatsConnection;
+  const stops: (() => Promise<void>)[] = [];
   let clientId: string;
   let environmentId: string;
   const responders: TestResponder[] = [];
-  /** A cluster whose agent answers like `version`; its id and responder. */
+  /** A cluster, its agent, and what was asked of that agent. */
   const clusters: Record<
     string,
     { id: string; agentId: string; responder?: TestResponder }
@@ -162,10 +165,14 @@ describe('live routes', () => {
   let foreignClusterId: string;
   const tokens: Record<string, string> = {};
 
+  /**
+   * A cluster row and its agent: the real responder reporting `agent`
+   * (a version), a hand-made one (`answer`), or none.
+   */
   async function addCluster(
     name: string,
     columns: Record<string, unknown>,
-    answer?: Answer,
+    agent?: { version: string } | { answer: Answer },
   ) {
     const agentId = randomUUID();
     const id = await insertCluster(database.db, {
@@ -175,10 +182,20 @@ describe('live routes', () => {
       agent_id: agentId,
       ...columns,
     });
-    const responder =
-      answer === undefined
-        ? undefined
-        : await startResponder(nats.url, agentId, answer);
+    let responder: TestResponder | undefined;
+    if (agent && 'version' in agent) {
+      const real = await startKubeQueryResponder({
+        nc: agentNc,
+        agentId,
+        kubeConfig: kube.kubeConfig,
+        agentVersion: agent.version,
+        now: () => new Date(observedAt),
+      });
+      stops.push(() => real.stop());
+      responder = await tapCommands(nats.url, agentId);
+    } else if (agent) {
+      responder = await startResponder(nats.url, agentId, agent.answer);
+    }
     if (responder) responders.push(responder);
     clusters[name] = { id, agentId, ...(responder ? { responder } : {}) };
   }
@@ -187,6 +204,19 @@ describe('live routes', () => {
     database = await createTestDatabase();
     nats = await startNatsServer();
     api = await startTestApi(database.db);
+    kube = await startFakeKube();
+    kube.add('apps/v1', 'deployments', [DEPLOYMENT]);
+    kube.add('apps/v1', 'replicasets', REPLICA_SETS);
+    kube.add('v1', 'pods', [
+      pod('icx-db-1', ['app'], ['db']),
+      pod('p', ['app']),
+      pod('multi', ['app', 'sidecar']),
+    ]);
+    for (const name of ['icx-db-1', 'p']) {
+      kube.setLogs('icx', name, 'app', LOG_LINES);
+    }
+    kube.setLogs('icx', 'icx-db-1', 'db', LOG_LINES, true);
+    agentNc = await connect({ servers: nats.url, name: 'test-agent' });
     await setLiveNatsTarget({ url: nats.url });
     clientId = await insertClient(database.db, 'acme');
     environmentId = await insertEnvironment(database.db, clientId, 'prod');
@@ -201,19 +231,19 @@ describe('live routes', () => {
     await addCluster(
       'current',
       { agent_version: 'v0.9.0' },
-      fixtureAnswer('v0.9.0'),
+      { version: 'v0.9.0' },
     );
     await addCluster(
       'old',
       { agent_version: 'v0.7.12' },
-      fixtureAnswer('v0.7.12'),
+      { version: 'v0.7.12' },
     );
     await addCluster(
       'ancient',
       { agent_version: 'v0.7.11' },
-      fixtureAnswer('v0.7.11'),
+      { version: 'v0.7.11' },
     );
-    await addCluster('unversioned', {}, fixtureAnswer('v0.9.0'));
+    await addCluster('unversioned', {}, { version: 'v0.9.0' });
     await addCluster(
       'offline',
       {
@@ -221,13 +251,19 @@ describe('live routes', () => {
         agent_status: 'disconnected',
         last_seen_at: new Date('2026-10-01T09:30:00Z'),
       },
-      fixtureAnswer('v0.9.0'),
+      { version: 'v0.9.0' },
     );
     await addCluster('silent-agent', { agent_version: 'v0.9.0' });
-    await addCluster('garbled', { agent_version: 'v0.9.0' }, () => ({
-      ok: true,
-      agent_version: 'v0.9.0',
-    }));
+    await addCluster(
+      'garbled',
+      { agent_version: 'v0.9.0' },
+      { answer: () => ({ ok: true, agent_version: 'v0.9.0' }) },
+    );
+    await addCluster(
+      'leaky',
+      { agent_version: 'v0.9.0' },
+      { answer: leakyAnswer },
+    );
     await insertGrant(database.db, {
       email: OPERATOR,
       role: 'operator',
@@ -247,6 +283,9 @@ describe('live routes', () => {
 
   afterAll(async () => {
     for (const responder of responders) await responder.stop();
+    for (const stop of stops) await stop();
+    await agentNc?.drain();
+    await kube?.stop();
     await setLiveNatsTarget(undefined);
     await api?.close();
     await nats?.stop();
@@ -292,10 +331,12 @@ describe('live routes', () => {
         kind: 'Deployment',
         namespace: 'icx',
         name: 'icx-db',
-        object: DEPLOYMENT,
-        notes: ['managedFields removed'],
+        object: REDACTED.object,
+        notes: REDACTED.notes,
         observed_at: observedAt,
       });
+      expect(response.body.data.object.metadata.managedFields).toBeUndefined();
+      expect(REDACTED.notes.join(' ')).toContain('managedFields');
       const [request] = asked('current');
       expect(request).toMatchObject({
         type: 'kube_query',
@@ -338,22 +379,34 @@ describe('live routes', () => {
       expect(row?.duration_ms).toBeGreaterThanOrEqual(0);
     });
 
-    it('passes an agent error on as 502 agent_error with its message sanitized, and audits it', async () => {
-      // Act
+    /** The 502 agent_error message of `cluster`'s agent for a missing object. */
+    async function agentErrorOf(cluster: string): Promise<string> {
       const response = await get(
         OPERATOR,
-        'current',
+        cluster,
         'manifest',
         'kind=Deployment&namespace=icx&name=missing',
       );
-
-      // Assess
       expect(response.status).toBe(502);
       expect(response.body.error.code).toBe('agent_error');
-      expect(response.body.error.message).toContain(
-        'deployments.apps "missing" not found',
-      );
-      expect(response.body.error.message).not.toContain('s3cr3tT0kenValue');
+      return response.body.error.message;
+    }
+
+    it('passes an agent error on as 502 agent_error with its message sanitized', async () => {
+      // Act: an agent whose message carries a secret.
+      const message = await agentErrorOf('leaky');
+
+      // Assess
+      expect(message).toContain('deployments.apps "missing" not found');
+      expect(message).not.toContain('s3cr3tT0kenValue');
+    });
+
+    it("passes the agent's not_found on as 502 agent_error, and audits it", async () => {
+      // Act
+      const message = await agentErrorOf('current');
+
+      // Assess
+      expect(message).toContain('Deployment icx/missing not found');
       const rows = await auditRows();
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({
@@ -645,7 +698,6 @@ describe('live routes', () => {
         {
           db: database.db,
           nats: getLiveNats,
-          rateLimit: async () => {},
           timeoutMs: 300,
         },
       );

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getConfig } from '../../../shared/config.ts';
 import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { metricsHttp } from '../../../shared/metrics/http.ts';
+import { METRICS_QUERY_NAMES } from '../../../shared/metrics/queries.ts';
 import {
   type MetricsStore,
   prometheusStore,
@@ -425,17 +426,9 @@ describe('GET /api/v1/clusters/{id}/metrics/{query}', () => {
 
       // Assess
       expect(response.body.error.details.allowed).toEqual([
-        'cpu_by_node',
-        'memory_by_namespace',
-        'restarts',
-        'pods_by_phase',
-        'cpu_by_workload',
-        'cpu_by_namespace',
-        'cpu_by_pod',
-        'memory_by_pod',
-        'restarts_by_workload',
-        'replicas',
+        ...METRICS_QUERY_NAMES,
       ]);
+      expect(METRICS_QUERY_NAMES).toHaveLength(10);
     });
   });
 

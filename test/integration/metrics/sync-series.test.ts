@@ -125,6 +125,14 @@ function inventoryAt(agentId: string, time: Date): InventoryInput {
   };
 }
 
+/** The replicas series of inventoryAt's Deployment, 3 desired, 2 ready. */
+const replicasAt = (time: Date) =>
+  (['desired', 'ready'] as const).map((type) => ({
+    labels_key: `{type="${type}"}`,
+    labels: { type },
+    data: [{ time: time.toISOString(), avg_value: type === 'desired' ? 3 : 2 }],
+  }));
+
 /** An HTTP server that accepts connections and never answers. */
 function startSilentServer(): Promise<Server> {
   return new Promise((resolve) => {
@@ -241,18 +249,7 @@ describe('series written after a sync', () => {
         'replicas',
         '&namespace=shop&workload=web&workload_kind=Deployment',
       );
-      expect(replicas.series).toEqual([
-        {
-          labels_key: '{type="desired"}',
-          labels: { type: 'desired' },
-          data: [{ time: time.toISOString(), avg_value: 3 }],
-        },
-        {
-          labels_key: '{type="ready"}',
-          labels: { type: 'ready' },
-          data: [{ time: time.toISOString(), avg_value: 2 }],
-        },
-      ]);
+      expect(replicas.series).toEqual(replicasAt(time));
       const phases = await read('pods_by_phase');
       expect(
         phases.series.map((s) => [s.labels, s.data.map((p) => p.avg_value)]),
@@ -334,18 +331,7 @@ describe('series written after a sync', () => {
       // Assess
       expect(outcome).toBe('applied');
       expect(replicas).toEqual({
-        series: [
-          {
-            labels_key: '{type="desired"}',
-            labels: { type: 'desired' },
-            data: [{ time: time.toISOString(), avg_value: 3 }],
-          },
-          {
-            labels_key: '{type="ready"}',
-            labels: { type: 'ready' },
-            data: [{ time: time.toISOString(), avg_value: 2 }],
-          },
-        ],
+        series: replicasAt(time),
         truncated: false,
         step_seconds: 60,
       });

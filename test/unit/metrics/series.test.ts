@@ -45,6 +45,15 @@ const inventory = parseInventory({
   ],
 });
 
+/** remote.proto's messages, read by protobufjs, not by the hand encoder. */
+const root = protobuf.parse(`
+  syntax = "proto3";
+  message WriteRequest { repeated TimeSeries timeseries = 1; }
+  message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
+  message Label { string name = 1; string value = 2; }
+  message Sample { double value = 1; int64 timestamp = 2; }
+`).root;
+
 describe('seriesOfSnapshot', () => {
   it('derives each series the snapshot carries a figure for, stamped and without host_id', () => {
     expect(seriesOfSnapshot(inventory, STAMP)).toEqual([
@@ -119,13 +128,6 @@ describe('series encodings', () => {
 
   it('remote write is a snappy WriteRequest with labels sorted and __name__ included', () => {
     // Prepare: the message as remote.proto defines it, read independently.
-    const root = protobuf.parse(`
-      syntax = "proto3";
-      message WriteRequest { repeated TimeSeries timeseries = 1; }
-      message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-      message Label { string name = 1; string value = 2; }
-      message Sample { double value = 1; int64 timestamp = 2; }
-    `).root;
     // Act
     const body = encodeRemoteWrite(samples, 1_777_000_000_123);
     // Assess
@@ -151,13 +153,6 @@ describe('series encodings', () => {
 
   it('remote write decodes to the samples for any labels, values and time', () => {
     // Prepare: protobufjs reads the body independently of the hand encoder.
-    const root = protobuf.parse(`
-      syntax = "proto3";
-      message WriteRequest { repeated TimeSeries timeseries = 1; }
-      message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-      message Label { string name = 1; string value = 2; }
-      message Sample { double value = 1; int64 timestamp = 2; }
-    `).root;
     const WriteRequest = root.lookupType('WriteRequest');
     const label = fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,20}$/);
     const sample = fc.record({
