@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -345,5 +345,49 @@ describe('the cluster agent', () => {
     expect(await countRows(world.database.db, cluster.id)).toEqual(
       storedCounts(message),
     );
+  });
+
+  it('npm run agent serves /healthz, publishes, and exits 0 on SIGTERM after draining', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'functions/agent/main.ts'],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          LOG_LEVEL: 'WARN',
+          KUBECONFIG: kubeconfigPath,
+          NATS_URL: world.nats.url,
+          PROXIMA_CLIENT: world.tenant.clientSlug,
+          PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+          PROXIMA_AGENT_ID: agentId,
+          AGENT_HEALTH_PORT: String(port),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => resolve(code)),
+    );
+
+    // Act
+    const status = await eventually('/healthz to answer 200', async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return res.status === 200 && res.status;
+    });
+    const cluster = await eventually('the cluster row', () =>
+      world.clusterOf(agentId),
+    );
+    child.kill('SIGTERM');
+    const code = await exited;
+
+    // Assess
+    expect(status).toBe(200);
+    expect(cluster.name).toBe('fake');
+    expect(code).toBe(0);
   });
 });
