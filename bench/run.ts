@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics`: runs one benchmark (bench/<name>.ts).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector`: runs one benchmark (bench/<name>.ts).
  */
 import { existsSync } from 'node:fs';
 
@@ -12,6 +12,7 @@ const BENCHES = [
   'events',
   'changes',
   'metrics',
+  'collector',
 ] as const;
 const name = process.argv[2];
 

@@ -7,8 +7,11 @@
  * reseeding updates the same cluster.
  *
  * The inventory: --file (its agent_id, timestamp and cluster name are set to
- * this seed's), else --size from the generator, else the current kubectl
- * context when one answers, else the built-in realistic fixture.
+ * this seed's), else --size from the generator, else the current
+ * kube-context when one answers (KUBECONFIG or ~/.kube/config), listed and
+ * built by the agent's own code (shared/agent/list.ts, shared/collector/),
+ * honouring PROXIMA_K8S_EXCLUDE_NAMESPACES and PROXIMA_K8S_POD_LIMIT, else
+ * the built-in realistic fixture.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -16,6 +19,9 @@ import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
 import { readLocalNatsUrl } from '../infra/local/nats-address.ts';
+import { reachableKubeApi } from '../shared/agent/kube-api.ts';
+import { collectInventory } from '../shared/agent/list.ts';
+import { AGENT_VERSION } from '../shared/agent/version.ts';
 import { getConfig } from '../shared/config.ts';
 import { RejectedInventoryError } from '../shared/errors.ts';
 import {
@@ -24,8 +30,7 @@ import {
 } from '../shared/fixtures/generate.ts';
 import { realisticInventoryMessage } from '../shared/fixtures/realistic.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
-import { parseSubject } from '../shared/wire/subject.ts';
-import { kubectlConnected, readKubectlInventory } from './kubectl-inventory.ts';
+import { inventorySubject, parseSubject } from '../shared/wire/subject.ts';
 import { seedAgentId } from './seed-agent.ts';
 
 const USAGE =
@@ -65,7 +70,7 @@ if (size !== undefined && !['small', 'medium', 'large'].includes(size)) {
 }
 
 const agentId = seedAgentId(client, environment, cluster);
-const subject = `proxima.${client}.${environment}.${agentId}.kubernetes`;
+const subject = inventorySubject(client, environment, agentId);
 try {
   parseSubject(subject);
 } catch (error) {
@@ -75,7 +80,7 @@ try {
   );
 }
 const timestamp = new Date().toISOString();
-const identity = { agentId, clusterName: cluster, timestamp };
+const config = getConfig();
 
 async function buildMessage(): Promise<{ message: unknown; source: string }> {
   if (values.file !== undefined) {
@@ -106,11 +111,22 @@ async function buildMessage(): Promise<{ message: unknown; source: string }> {
       source: `generated (${size})`,
     };
   }
-  if (await kubectlConnected()) {
-    const fromCluster = await readKubectlInventory(identity);
-    if (fromCluster !== undefined) {
-      return { message: fromCluster, source: 'kubectl (current context)' };
-    }
+  const kube = await reachableKubeApi();
+  if (kube !== undefined) {
+    const { message, notCollected } = await collectInventory(kube, {
+      agentId,
+      agentVersion: AGENT_VERSION,
+      timestamp,
+      clusterName: cluster,
+      excludeNamespaces: config.PROXIMA_K8S_EXCLUDE_NAMESPACES,
+      podLimit: config.PROXIMA_K8S_POD_LIMIT,
+      pageSize: config.PROXIMA_K8S_PAGE_SIZE,
+    });
+    const skipped = notCollected.map((n) => `${n.resource} (${n.reason})`);
+    return {
+      message,
+      source: `kube-context ${kube.server}${skipped.length > 0 ? `; not collected: ${skipped.join(', ')}` : ''}`,
+    };
   }
   const fixture = realisticInventoryMessage();
   return {
@@ -135,7 +151,6 @@ try {
 const json = Buffer.from(JSON.stringify(message));
 const body = values.gzip ? gzipSync(json) : json;
 
-const config = getConfig();
 const natsUrl =
   config.NATS_URL ?? readLocalNatsUrl(config.DATA_DIR) ?? DEFAULT_NATS_URL;
 let nc: Awaited<ReturnType<typeof connect>>;

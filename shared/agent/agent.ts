@@ -15,7 +15,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { buildInventory } from '../collector/collect.ts';
 import {
   closeHealth,
   healthAddressOf,
@@ -26,7 +25,7 @@ import type { NatsConnectOptions } from '../ingest/bridge/options.ts';
 import { logger as defaultLogger } from '../observability/logger.ts';
 import { inventorySubject } from '../wire/subject.ts';
 import { KubeApi } from './kube-api.ts';
-import { listCluster } from './list.ts';
+import { collectInventory } from './list.ts';
 import { type AgentMetrics, createAgentMetrics } from './metrics.ts';
 import {
   type PublishResult,
@@ -120,10 +119,16 @@ export class Agent {
   async syncOnce(): Promise<SyncResult> {
     const nc = await this.connect();
     const started = Date.now();
-    const listed = await listCluster(this.#api, {
+    const { message, notCollected } = await collectInventory(this.#api, {
       pageSize: this.#options.pageSize,
+      agentId: this.#options.agentId,
+      agentVersion: AGENT_VERSION,
+      timestamp: (this.#options.now?.() ?? new Date()).toISOString(),
+      clusterName: this.#options.clusterName,
+      excludeNamespaces: this.#options.excludeNamespaces,
+      podLimit: this.#options.podLimit,
     });
-    for (const skipped of listed.notCollected) {
+    for (const skipped of notCollected) {
       // An API the cluster does not serve is normal; a refusal is RBAC to fix.
       if (skipped.reason === 'forbidden') {
         this.#logger.warn('kind not collected: forbidden', { ...skipped });
@@ -131,15 +136,6 @@ export class Agent {
         this.#logger.info('kind not collected: not installed', { ...skipped });
       }
     }
-    const message = buildInventory(listed.objects, {
-      agentId: this.#options.agentId,
-      agentVersion: AGENT_VERSION,
-      timestamp: (this.#options.now?.() ?? new Date()).toISOString(),
-      clusterName: this.#options.clusterName,
-      apiServerUrl: this.#api.server,
-      excludeNamespaces: this.#options.excludeNamespaces,
-      podLimit: this.#options.podLimit,
-    });
     const publish = await publishInventory(message, {
       nc,
       subject: this.subject,
@@ -154,7 +150,7 @@ export class Agent {
       publish,
       pods: message.pods?.length ?? 0,
       workloads: message.workloads?.length ?? 0,
-      notCollected: listed.notCollected.map((n) => n.resource),
+      notCollected: notCollected.map((n) => n.resource),
       durationMs: Date.now() - started,
     };
     if (publish.published) {

@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { K8sObject } from '../collector/k8s.ts';
 
 export class KubeApiError extends Error {
@@ -183,4 +183,23 @@ function apiError(path: string, status: number, body: string): KubeApiError {
     isStatus && typeof parsed.reason === 'string' ? parsed.reason : undefined,
     isStatus,
   );
+}
+
+/**
+ * The current kube-context's API when it answers `/version` within
+ * `timeoutMs`; undefined when there is no kubeconfig, no current context,
+ * or nobody answers (the seeder then falls back to built-in data).
+ */
+export async function reachableKubeApi(
+  timeoutMs = 5_000,
+): Promise<KubeApi | undefined> {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromDefault();
+    if (!kubeConfig.getCurrentCluster()) return undefined;
+    await new KubeApi(kubeConfig, { timeoutMs }).getJson('/version');
+  } catch {
+    return undefined;
+  }
+  return new KubeApi(kubeConfig);
 }

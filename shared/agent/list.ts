@@ -11,8 +11,13 @@
  * (the apiserver unreachable, a 5xx) fails the whole collection, since a
  * partial list would prune rows that still exist.
  */
-import type { ClusterObjects } from '../collector/collect.ts';
+import {
+  buildInventory,
+  type ClusterObjects,
+  type CollectOptions,
+} from '../collector/collect.ts';
 import type { K8sObject } from '../collector/k8s.ts';
+import type { InventoryInput } from '../wire/inventory.ts';
 import { type KubeApi, KubeApiError } from './kube-api.ts';
 import { type ApiResource, COLLECTED, resourcePath } from './resources.ts';
 
@@ -105,4 +110,31 @@ export async function listCluster(
     (a, b) => fields.indexOf(a.field) - fields.indexOf(b.field),
   );
   return { objects, notCollected };
+}
+
+export interface CollectedInventory {
+  message: InventoryInput;
+  notCollected: NotCollected[];
+}
+
+/**
+ * Lists the cluster and builds its inventory message: the agent's cycle
+ * and the seeder's kube-context mode, one path.
+ */
+export async function collectInventory(
+  api: KubeApi,
+  options: Omit<CollectOptions, 'apiServerUrl'> & ListOptions,
+): Promise<CollectedInventory> {
+  const { pageSize, concurrency, ...collect } = options;
+  const listed = await listCluster(api, {
+    ...(pageSize === undefined ? {} : { pageSize }),
+    ...(concurrency === undefined ? {} : { concurrency }),
+  });
+  return {
+    message: buildInventory(listed.objects, {
+      ...collect,
+      apiServerUrl: api.server,
+    }),
+    notCollected: listed.notCollected,
+  };
 }

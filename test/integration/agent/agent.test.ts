@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STREAM } from '../../../infra/local/ingest.ts';
+import { seedAgentId } from '../../../scripts/seed-agent.ts';
 import { Agent, type AgentOptions } from '../../../shared/agent/agent.ts';
 import { buildInventory } from '../../../shared/collector/collect.ts';
 import { query } from '../../../shared/db/pool.ts';
@@ -78,9 +79,11 @@ async function lastPublished(agentId: string) {
     last_by_subj: world.subjectFor(agentId),
   });
   if (stored === null) throw new Error('nothing published');
+  const encoding = stored.header?.get('Content-Encoding') || undefined;
+  const body = encoding === 'gzip' ? gunzipSync(stored.data) : stored.data;
   return {
-    encoding: stored.header.get('Content-Encoding'),
-    message: parseInventory(JSON.parse(gunzipSync(stored.data).toString())),
+    encoding,
+    message: parseInventory(JSON.parse(Buffer.from(body).toString())),
   };
 }
 
@@ -109,10 +112,15 @@ interface Run {
 
 /** `npm run agent -- --once` as a process, with only the given variables. */
 function runOnceProcess(env: Record<string, string>): Promise<Run> {
+  return runScript(['functions/agent/main.ts', '--once'], env);
+}
+
+/** A TypeScript entry file as a process, with only the given variables. */
+function runScript(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'functions/agent/main.ts', '--once'],
+      ['--import', 'tsx', ...args],
       {
         env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'WARN', ...env },
         timeout: 60_000,
@@ -309,5 +317,77 @@ describe('the cluster agent', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('PROXIMA_CLIENT: required by the agent');
     expect(run.stderr).toContain('PROXIMA_ENVIRONMENT: required by the agent');
+  });
+
+  it('npm run seed with a reachable kube-context builds the message through the same lister and collector', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const client = world.tenant.clientSlug;
+    const env = world.tenant.envSlug;
+    const agentId = seedAgentId(client, env, 'seeded');
+
+    // Act
+    const run = await runScript(['scripts/seed.ts', client, env, 'seeded'], {
+      KUBECONFIG: kubeconfigPath,
+      NATS_URL: world.nats.url,
+    });
+    const cluster = await eventually('the seeded cluster', () =>
+      world.clusterOf(agentId),
+    );
+
+    // Assess
+    expect(run.code).toBe(0);
+    const { message } = await lastPublished(agentId);
+    expect(kindCounts(message)).toEqual(kindCounts(expectedMessage()));
+    expect(message.agent_version).toBe('v0.9.0');
+    expect(message.cluster.api_server_url).toBe(kube.url);
+    expect(await countRows(world.database.db, cluster.id)).toEqual(
+      storedCounts(message),
+    );
+  });
+
+  it('npm run agent serves /healthz, publishes, and exits 0 on SIGTERM after draining', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'functions/agent/main.ts'],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          LOG_LEVEL: 'WARN',
+          KUBECONFIG: kubeconfigPath,
+          NATS_URL: world.nats.url,
+          PROXIMA_CLIENT: world.tenant.clientSlug,
+          PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+          PROXIMA_AGENT_ID: agentId,
+          AGENT_HEALTH_PORT: String(port),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => resolve(code)),
+    );
+
+    // Act
+    const status = await eventually('/healthz to answer 200', async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return res.status === 200 && res.status;
+    });
+    const cluster = await eventually('the cluster row', () =>
+      world.clusterOf(agentId),
+    );
+    child.kill('SIGTERM');
+    const code = await exited;
+
+    // Assess
+    expect(status).toBe(200);
+    expect(cluster.name).toBe('fake');
+    expect(code).toBe(0);
   });
 });

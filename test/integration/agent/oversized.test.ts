@@ -107,6 +107,20 @@ async function counter(
   return values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 }
 
+/** Publishes as an agent would, with its own metrics and a log recorder. */
+async function publishAsAgent(message: InventoryInput) {
+  const subject = inventorySubject('acme', 'prod', message.agent_id);
+  const metrics = createAgentMetrics();
+  const { warnings, logger } = recorder();
+  const result = await publishInventory(message, {
+    nc,
+    subject,
+    metrics,
+    logger,
+  });
+  return { result, subject, metrics, warnings };
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nats-small-'));
   server = await spawnNatsServer({
@@ -128,19 +142,11 @@ afterAll(async () => {
 describe('publishing an inventory against the server max_payload', () => {
   it('publishes a message that fits with its spec facts and shows its size', async () => {
     // Prepare
-    const agentId = randomUUID();
-    const subject = inventorySubject('acme', 'prod', agentId);
-    const message = fixturesMessage(agentId);
-    const metrics = createAgentMetrics();
-    const { warnings, logger } = recorder();
+    const message = fixturesMessage(randomUUID());
 
     // Act
-    const result = await publishInventory(message, {
-      nc,
-      subject,
-      metrics,
-      logger,
-    });
+    const { result, subject, metrics, warnings } =
+      await publishAsAgent(message);
 
     // Assess
     expect(nc.info?.max_payload).toBe(MAX_PAYLOAD);
@@ -156,24 +162,16 @@ describe('publishing an inventory against the server max_payload', () => {
 
   it('drops spec_facts from every workload and publishes the rest once more when the message is over', async () => {
     // Prepare
-    const agentId = randomUUID();
-    const subject = inventorySubject('acme', 'prod', agentId);
-    const message = withHugeFacts(fixturesMessage(agentId));
+    const message = withHugeFacts(fixturesMessage(randomUUID()));
     const full = encodeInventory(message).body.byteLength;
     expect(full).toBeGreaterThan(MAX_PAYLOAD);
     expect(
       encodeInventory(withoutSpecFacts(message)).body.byteLength,
     ).toBeLessThan(MAX_PAYLOAD);
-    const metrics = createAgentMetrics();
-    const { warnings, logger } = recorder();
 
     // Act
-    const result = await publishInventory(message, {
-      nc,
-      subject,
-      metrics,
-      logger,
-    });
+    const { result, subject, metrics, warnings } =
+      await publishAsAgent(message);
 
     // Assess
     expect(result).toMatchObject({ published: true, specFactsDropped: true });
@@ -196,22 +194,14 @@ describe('publishing an inventory against the server max_payload', () => {
 
   it('publishes nothing when the message is still over without its facts', async () => {
     // Prepare
-    const agentId = randomUUID();
-    const subject = inventorySubject('acme', 'prod', agentId);
-    const message = withHugeNodes(withHugeFacts(fixturesMessage(agentId)));
+    const message = withHugeNodes(withHugeFacts(fixturesMessage(randomUUID())));
     expect(
       encodeInventory(withoutSpecFacts(message)).body.byteLength,
     ).toBeGreaterThan(MAX_PAYLOAD);
-    const metrics = createAgentMetrics();
-    const { warnings, logger } = recorder();
 
     // Act
-    const result = await publishInventory(message, {
-      nc,
-      subject,
-      metrics,
-      logger,
-    });
+    const { result, subject, metrics, warnings } =
+      await publishAsAgent(message);
 
     // Assess
     expect(result).toMatchObject({
