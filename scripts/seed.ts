@@ -8,7 +8,8 @@
  *
  * The inventory: --file (its agent_id, timestamp and cluster name are set to
  * this seed's), else --size from the generator, else the current kubectl
- * context when one answers, else the built-in realistic fixture.
+ * context when one answers, else the built-in realistic fixture, its times
+ * rebased to the seeding time.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -22,7 +23,7 @@ import {
   generateInventory,
   type SizeName,
 } from '../shared/fixtures/generate.ts';
-import { realisticInventoryMessage } from '../shared/fixtures/realistic.ts';
+import { realisticInventoryMessageAt } from '../shared/fixtures/realistic.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { parseSubject } from '../shared/wire/subject.ts';
 import { kubectlConnected, readKubectlInventory } from './kubectl-inventory.ts';
@@ -112,7 +113,8 @@ async function buildMessage(): Promise<{ message: unknown; source: string }> {
       return { message: fromCluster, source: 'kubectl (current context)' };
     }
   }
-  const fixture = realisticInventoryMessage();
+  // Rebased to now: its events in the 24-hour list, its objects days old.
+  const fixture = realisticInventoryMessageAt(new Date(timestamp));
   return {
     message: {
       ...fixture,
