@@ -15,41 +15,10 @@ import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { setSyncDeps } from '../../../shared/ingest/sync-deps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { sqsRecordOf } from '../../helpers/sqs-record.ts';
 import { captureStdout } from '../sweeps/support.ts';
 
-let seq = 0;
-
-function recordOf(subject: string, body: string): SQSRecord {
-  seq++;
-  const attribute = (value: string, dataType = 'String') => ({
-    dataType,
-    stringValue: value,
-    stringListValues: [],
-    binaryListValues: [],
-  });
-  return {
-    messageId: randomUUID(),
-    receiptHandle: randomUUID(),
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-      SequenceNumber: String(seq).padStart(20, '0'),
-      MessageGroupId: subject.split('.').slice(1, 4).join('.'),
-      MessageDeduplicationId: `test:${seq}`,
-    },
-    messageAttributes: {
-      [QueueAttribute.subject]: attribute(subject),
-      [QueueAttribute.streamSeq]: attribute(String(seq), 'Number'),
-    },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
-    awsRegion: 'us-east-1',
-  };
-}
+const recordOf = sqsRecordOf;
 
 interface SpanEvent {
   at: 'open' | 'close';

@@ -7,14 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import {
   processRecord,
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
-import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
 import { metricsHttp } from '../../../shared/metrics/http.ts';
 import { parseMetricsRequest } from '../../../shared/metrics/params.ts';
@@ -27,41 +25,14 @@ import type { SeriesWriteFormat } from '../../../shared/metrics/writer.ts';
 import type { InventoryInput } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { sqsRecordOf } from '../../helpers/sqs-record.ts';
 import {
   startVictoriaMetrics,
   type TestVictoriaMetrics,
 } from '../../helpers/victoria-metrics.ts';
 
-let seq = 0;
-
-function recordOf(subject: string, inventory: InventoryInput): SQSRecord {
-  seq++;
-  const attribute = (value: string, dataType = 'String') => ({
-    dataType,
-    stringValue: value,
-    stringListValues: [],
-    binaryListValues: [],
-  });
-  return {
-    messageId: randomUUID(),
-    receiptHandle: randomUUID(),
-    body: JSON.stringify(inventory),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {
-      [QueueAttribute.subject]: attribute(subject),
-      [QueueAttribute.streamSeq]: attribute(String(seq), 'Number'),
-    },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
-    awsRegion: 'us-east-1',
-  };
-}
+const recordOf = (subject: string, inventory: InventoryInput) =>
+  sqsRecordOf(subject, JSON.stringify(inventory));
 
 const container = (name: string, restarts: number) => ({
   name,
