@@ -1,49 +1,24 @@
 /** The ingest benchmark itself; see bench/ingest.ts. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
-import { startQueueServices } from '../infra/local/aws.ts';
-import { startIngest } from '../infra/local/ingest.ts';
 import { query } from '../shared/db/pool.ts';
 import {
   generateInventory,
   type SizeName,
 } from '../shared/fixtures/generate.ts';
-import { spawnNatsServer } from '../shared/ingest/nats-server.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
-import { ensureTenant } from '../shared/tenancy/tenants.ts';
-import { benchDatabase, median, percentile } from './common.ts';
+import { median, percentile } from './common.ts';
+import { agentOf, BASE_AGENT, startBenchIngest } from './ingest-stack.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const SIZE = (process.env.BENCH_SIZE ?? 'medium') as SizeName;
 const GZIP = (process.env.BENCH_GZIP ?? '1') !== '0';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 45 * 60_000);
-const BASE_AGENT = '00000000-0000-4000-8000-000000000000';
-
-const agentOf = (i: number) =>
-  `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 async function main() {
-  const workDir = await mkdtemp(join(tmpdir(), 'bench-ingest-'));
-  const database = await benchDatabase('bench_ingest');
-  const nats = await spawnNatsServer({
-    dataDir: join(workDir, 'nats'),
-    port: 0,
-  });
-  const queues = await startQueueServices({
-    region: 'us-east-1',
-    maxMessageBytes: 1024 * 1024,
-  });
-  const tenant = await ensureTenant(database.db, {
-    clientSlug: 'bench',
-    envSlug: 'production',
-  });
-
   // One generated inventory, re-stamped per cluster: distinct agent ids and
   // names, identical content (the sync does the same work for each).
   const timestamp = new Date(Date.now() - 60_000).toISOString();
@@ -73,31 +48,22 @@ async function main() {
   const done = new Promise<void>((resolve) => {
     allDone = resolve;
   });
-  const ingest = await startIngest({
-    db: database.db,
-    nats: { url: nats.url },
-    sqs: queues.sqs,
-    s3: queues.s3,
-    queueUrl: queues.queueUrl,
-    bucket: queues.bucket,
-    maxBytes: 1024 * 1024,
-    poller: { concurrency: CONCURRENCY, waitTimeSeconds: 1 },
-    bridge: {
-      afterSend: async (sent) => {
-        const now = Date.now();
-        for (const s of sent) sentAt.set(s.streamSeq, now);
-      },
+  const stack = await startBenchIngest({
+    concurrency: CONCURRENCY,
+    afterSend: (seqs, at) => {
+      for (const seq of seqs) sentAt.set(seq, at);
     },
     onProcessed: (info) => {
       processed.push(info);
       if (processed.length >= CLUSTERS) allDone();
     },
   });
+  const { database, ingest } = stack;
 
   console.log(
     `publishing ${CLUSTERS} ${SIZE} inventories (${(jsonBytes / 1e6).toFixed(1)} MB JSON each, ${(wireBytes / CLUSTERS / 1e6).toFixed(2)} MB on the wire${GZIP ? ', gzip' : ''}), ${CONCURRENCY} concurrent handler batches`,
   );
-  const nc = await connect({ servers: nats.url, name: 'bench-agents' });
+  const nc = await connect({ servers: stack.natsUrl, name: 'bench-agents' });
   const js = jetstream(nc);
   const publishedAt = new Map<number, number>();
   const h = headers();
@@ -140,7 +106,7 @@ async function main() {
   const [stored] = await query<{ n: number }>(
     database.db,
     'select count(*)::int as n from clusters where environment_id = $1',
-    [tenant.environmentId],
+    [stack.environmentId],
   );
   const row = (name: string, values: number[]) =>
     `  ${name.padEnd(28)} p50 ${sec(median(values)).padStart(9)}   p99 ${sec(percentile(values, 99)).padStart(9)}`;
@@ -163,11 +129,7 @@ async function main() {
   );
 
   await nc.close();
-  await ingest.stop();
-  await queues.stop();
-  await nats.stop();
-  await database.close();
-  await rm(workDir, { recursive: true, force: true });
+  await stack.stop();
 }
 
 await main();

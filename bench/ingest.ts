@@ -9,6 +9,9 @@
  * by S3 claim check), BENCH_CONCURRENCY (4 concurrent handler batches),
  * DATABASE_URL (else an embedded PostgreSQL).
  *
+ * `--steady [--duration=180] [--interval=10]`: the steady state instead,
+ * 1%-changed resyncs of every cluster (bench/ingest-steady.ts).
+ *
  * The handlers' per-record logs and EMF lines are quieted unless LOG_LEVEL /
  * POWERTOOLS_METRICS_DISABLED say otherwise; they are read when the logger
  * and metrics load, so the benchmark itself is loaded after setting them.
@@ -16,4 +19,7 @@
 process.env.LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-await import('./ingest-run.ts');
+// --steady: the steady-state resync benchmark (bench/ingest-steady.ts).
+await import(
+  process.argv.includes('--steady') ? './ingest-steady.ts' : './ingest-run.ts'
+);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector`: runs one benchmark (bench/<name>.ts).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
  */
 import { existsSync } from 'node:fs';
 

@@ -11,7 +11,7 @@
  * kube-context when one answers (KUBECONFIG or ~/.kube/config), listed and
  * built by the agent's own code (shared/agent/list.ts, shared/collector/),
  * honouring PROXIMA_K8S_EXCLUDE_NAMESPACES and PROXIMA_K8S_POD_LIMIT, else
- * the built-in realistic fixture.
+ * the built-in realistic fixture, its times rebased to the seeding time.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -28,7 +28,7 @@ import {
   generateInventory,
   type SizeName,
 } from '../shared/fixtures/generate.ts';
-import { realisticInventoryMessage } from '../shared/fixtures/realistic.ts';
+import { realisticInventoryMessageAt } from '../shared/fixtures/realistic.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { inventorySubject, parseSubject } from '../shared/wire/subject.ts';
 import { seedAgentId } from './seed-agent.ts';
@@ -128,7 +128,8 @@ async function buildMessage(): Promise<{ message: unknown; source: string }> {
       source: `kube-context ${kube.server}${skipped.length > 0 ? `; not collected: ${skipped.join(', ')}` : ''}`,
     };
   }
-  const fixture = realisticInventoryMessage();
+  // Rebased to now: its events in the 24-hour list, its objects days old.
+  const fixture = realisticInventoryMessageAt(new Date(timestamp));
   return {
     message: {
       ...fixture,

@@ -116,8 +116,19 @@ export const DUPLICATES_MESSAGE =
 /**
  * Applies one queued snapshot. Resolves when it is applied, skipped as
  * older, or refused and recorded; throws when it should be retried.
+ * The `k8s.process_message` span covers all of it: decoding (claim check,
+ * gunzip), parse and validation, the tenant lookup, the transaction and its
+ * commit, and a refusal's recording.
  */
-export async function processRecord(
+export function processRecord(
+  record: SQSRecord,
+  deps: SyncDeps,
+): Promise<RecordOutcome> {
+  const span = deps.span ?? ((_name, fn) => fn());
+  return span('k8s.process_message', () => processMessage(record, deps));
+}
+
+async function processMessage(
   record: SQSRecord,
   deps: SyncDeps,
 ): Promise<RecordOutcome> {
@@ -146,6 +157,7 @@ export async function processRecord(
       ...(deps.now ? { now: deps.now } : {}),
     });
     report(record, subject, streamSeq, result);
+    countProcessed(result.outcome, startedAt);
     deps.onProcessed?.({
       messageId: record.messageId,
       subject,
@@ -197,6 +209,7 @@ export async function processRecord(
       reason: error.reason,
       sizeBytes,
     });
+    countProcessed('rejected', startedAt);
     logger.warn('inventory rejected', {
       stage: 'sync',
       subject,
@@ -333,11 +346,6 @@ function report(
     },
   );
 
-  metrics.addMetric(
-    MetricName.syncDuration,
-    MetricUnit.Seconds,
-    result.durationMs / 1000,
-  );
   if (result.outcome === 'skipped_not_newer') {
     metrics.addMetric(MetricName.snapshotsSkipped, MetricUnit.Count, 1);
     metrics.addMetric(
@@ -347,7 +355,6 @@ function report(
     );
     return;
   }
-  metrics.addMetric(MetricName.clustersSynced, MetricUnit.Count, 1);
   // The spec's node and workload "upserts": every row the snapshot carried,
   // written or found unchanged by its digest.
   const nodes = result.kinds.nodes;
@@ -381,6 +388,22 @@ function report(
     MetricUnit.Count,
     result.facts.recorded,
   );
+}
+
+/**
+ * The spec's "time to process a kubernetes message" and "syncs processed",
+ * labelled by outcome: every settled message counts, refusals and not-newer
+ * skips included, its time from receipt (decoding and validation too).
+ */
+function countProcessed(outcome: RecordOutcome, startedAt: number): void {
+  const seconds = (Date.now() - startedAt) / 1000;
+  // A single metric is flushed, dimensions and all, by its first addMetric.
+  const duration = metrics.singleMetric();
+  duration.addDimension('outcome', outcome);
+  duration.addMetric(MetricName.syncDuration, MetricUnit.Seconds, seconds);
+  const synced = metrics.singleMetric();
+  synced.addDimension('outcome', outcome);
+  synced.addMetric(MetricName.clustersSynced, MetricUnit.Count, 1);
 }
 
 function attribute(record: SQSRecord, name: string): string | undefined {

@@ -378,7 +378,7 @@ export function listEndpointSlices(
 }
 
 /**
- * GET /clusters/:id/events — the last 24 hours (by last_seen), newest
+ * GET /clusters/:id/events — the last 24 hours (by seen_at), newest
  * first; filter type (Normal, Warning); page, per_page. Each message is
  * secret-sanitized (the record schema applies sanitizeSecrets).
  */

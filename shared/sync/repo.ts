@@ -358,7 +358,7 @@ export async function updateClusterAndAsset(
  * per node (its pods' requests and limits), per namespace (pods, workloads,
  * services and their sums) and per cluster (node, namespace and workload
  * counts, pod phases, waiting reasons, node capacity and usage). One
- * database function (migrations/0005) reads the cluster's pods once and
+ * database function (migrations/0005, replaced by 0010) reads the cluster's pods once and
  * writes only what changed; run after the prune, so every figure agrees
  * with the stored rows.
  */

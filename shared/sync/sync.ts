@@ -311,65 +311,65 @@ export async function syncInventory(
 
   return withTransaction(
     db,
-    (tx) =>
-      span('k8s.process_message', async () => {
-        const cluster = await span('k8s.upsert_cluster', () =>
-          lockOrCreateCluster(
-            tx,
-            tenant,
-            subject.agentId,
-            inventory,
-            assetStatus,
-          ),
-        );
-        const base = {
-          clusterId: cluster.id,
-          clientId: tenant.client_id,
-          environmentId: tenant.environment_id,
-          snapshotAt,
-          clamped,
-        };
-        const applied = {
-          at: cluster.last_snapshot_at,
-          stamp: cluster.last_snapshot_stamp,
-          streamSeq: cluster.last_stream_seq,
-        };
-        if (!isNewerSnapshot(applied, order)) {
-          // Not newer: an older snapshot redelivered late, or a replay (an
-          // equal time). Nothing is written; its workloads are counted as
-          // skipped for change purposes.
-          return {
-            ...base,
-            outcome: 'skipped_not_newer' as const,
-            kinds: {},
-            linkage: { linked: 0, unlinked: 0 },
-            facts: {
-              ...NO_FACTS,
-              notNewer: new Set((inventory.workloads ?? []).map(workloadKey))
-                .size,
-            },
-            durationMs: performance.now() - started,
-          };
-        }
-        const { kinds, linkage, facts } = await applyKinds(
+    async (tx) => {
+      const cluster = await span('k8s.upsert_cluster', () =>
+        lockOrCreateCluster(
           tx,
-          cluster,
           tenant,
+          subject.agentId,
           inventory,
-          {
-            snapshotAt,
-            span,
-            retentionHours: options.eventRetentionHours ?? 24,
-            history: historyWindow(now, historyDays),
-            beforePrune: options.beforePrune,
+          assetStatus,
+        ),
+      );
+      const base = {
+        clusterId: cluster.id,
+        clientId: tenant.client_id,
+        environmentId: tenant.environment_id,
+        snapshotAt,
+        clamped,
+      };
+      const applied = {
+        at: cluster.last_snapshot_at,
+        stamp: cluster.last_snapshot_stamp,
+        streamSeq: cluster.last_stream_seq,
+      };
+      if (!isNewerSnapshot(applied, order)) {
+        // Not newer: an older snapshot redelivered late, or a replay (an
+        // equal time). Nothing is written; its workloads are counted as
+        // skipped for change purposes.
+        return {
+          ...base,
+          outcome: 'skipped_not_newer' as const,
+          kinds: {},
+          linkage: { linked: 0, unlinked: 0 },
+          facts: {
+            ...NO_FACTS,
+            notNewer: new Set((inventory.workloads ?? []).map(workloadKey))
+              .size,
           },
-        );
-        await syncArgocdApplications(
-          tx,
-          { id: cluster.id, clientId: tenant.client_id },
-          inventory.argocd_applications,
-        );
-        await updateClusterAndAsset(
+          durationMs: performance.now() - started,
+        };
+      }
+      const { kinds, linkage, facts } = await applyKinds(
+        tx,
+        cluster,
+        tenant,
+        inventory,
+        {
+          snapshotAt,
+          span,
+          retentionHours: options.eventRetentionHours ?? 24,
+          history: historyWindow(now, historyDays),
+          beforePrune: options.beforePrune,
+        },
+      );
+      await syncArgocdApplications(
+        tx,
+        { id: cluster.id, clientId: tenant.client_id },
+        inventory.argocd_applications,
+      );
+      await span('k8s.upsert_cluster', () =>
+        updateClusterAndAsset(
           tx,
           cluster,
           {
@@ -380,16 +380,17 @@ export async function syncInventory(
           },
           assetStatus,
           order,
-        );
-        return {
-          ...base,
-          outcome: 'applied' as const,
-          kinds,
-          linkage,
-          facts,
-          durationMs: performance.now() - started,
-        };
-      }),
+        ),
+      );
+      return {
+        ...base,
+        outcome: 'applied' as const,
+        kinds,
+        linkage,
+        facts,
+        durationMs: performance.now() - started,
+      };
+    },
     {
       timeoutMs: options.timeoutMs ?? 60_000,
       // A large cluster's rows arrive as one multi-MB parameter per kind:
@@ -627,13 +628,20 @@ async function applyKinds(
       }
     };
     const spanName = SPAN_OF[kind];
-    // The upsert is on its way once write() returns: the next kind is
-    // mapped and serialized while the database writes this one.
-    const writing = spanName ? ctx.span(spanName, write) : write();
-    writing.catch(() => {}); // awaited below, even if preparing throws
     const following = present[index + 1];
-    next = following === undefined ? undefined : prepare(following);
-    await writing;
+    if (spanName) {
+      // A kind with its own span is written, then the next one prepared:
+      // the span must not carry the next kind's CPU.
+      await ctx.span(spanName, write);
+      next = following === undefined ? undefined : prepare(following);
+    } else {
+      // The upsert is on its way once write() returns: the next kind is
+      // mapped and serialized while the database writes this one.
+      const writing = write();
+      writing.catch(() => {}); // awaited below, even if preparing throws
+      next = following === undefined ? undefined : prepare(following);
+      await writing;
+    }
 
     if (prepared.added > 0) {
       if (kind === 'namespaces') linkTargetsGained.add('namespace');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/sync/handler.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
@@ -15,9 +15,8 @@ import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { setSyncDeps } from '../../../shared/ingest/sync-deps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { sqsRecordOf } from '../../helpers/sqs-record.ts';
 import { captureStdout } from '../sweeps/support.ts';
-
-let seq = 0;
 
 // biome-ignore lint/suspicious/noExplicitAny: a message spoiled at will, as a faulty agent could
 type Msg = Record<string, any>;
@@ -25,56 +24,7 @@ type Msg = Record<string, any>;
 /** The sync's context as deployed: a 90 s timeout over the 60 s bound. */
 const syncContext = () => lambdaContext('sync', { timeoutMs: 90_000 });
 
-/** A record as Lambda's SQS FIFO event source hands it over. */
-function recordOf(
-  subject: string,
-  body: string,
-  extra: Record<string, string> = {},
-): SQSRecord {
-  seq++;
-  const group = subject.split('.').slice(1, 4).join('.');
-  const attrs: SQSRecord['messageAttributes'] = {
-    [QueueAttribute.subject]: {
-      dataType: 'String',
-      stringValue: subject,
-      stringListValues: [],
-      binaryListValues: [],
-    },
-    [QueueAttribute.streamSeq]: {
-      dataType: 'Number',
-      stringValue: String(seq),
-      stringListValues: [],
-      binaryListValues: [],
-    },
-  };
-  for (const [name, value] of Object.entries(extra)) {
-    attrs[name] = {
-      dataType: 'String',
-      stringValue: value,
-      stringListValues: [],
-      binaryListValues: [],
-    };
-  }
-  return {
-    messageId: randomUUID(),
-    receiptHandle: randomUUID(),
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-      SequenceNumber: String(seq).padStart(20, '0'),
-      MessageGroupId: group,
-      MessageDeduplicationId: `test:${seq}`,
-    },
-    messageAttributes: attrs,
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
-    awsRegion: 'us-east-1',
-  };
-}
+const recordOf = sqsRecordOf;
 
 /** The parts of a generated inventory the refusal cases spoil. */
 interface Spoilable {

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import {
@@ -35,41 +34,14 @@ import { insertGrant } from '../../helpers/api-fixtures.ts';
 import { startTestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { sqsRecordOf } from '../../helpers/sqs-record.ts';
 import {
   startVictoriaMetrics,
   type TestVictoriaMetrics,
 } from '../../helpers/victoria-metrics.ts';
 
-let seq = 0;
-
-function recordOf(subject: string, inventory: InventoryInput): SQSRecord {
-  seq++;
-  const attribute = (value: string, dataType = 'String') => ({
-    dataType,
-    stringValue: value,
-    stringListValues: [],
-    binaryListValues: [],
-  });
-  return {
-    messageId: randomUUID(),
-    receiptHandle: randomUUID(),
-    body: JSON.stringify(inventory),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {
-      [QueueAttribute.subject]: attribute(subject),
-      [QueueAttribute.streamSeq]: attribute(String(seq), 'Number'),
-    },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test.fifo',
-    awsRegion: 'us-east-1',
-  };
-}
+const recordOf = (subject: string, inventory: InventoryInput) =>
+  sqsRecordOf(subject, JSON.stringify(inventory));
 
 const container = (name: string, restarts: number) => ({
   name,
