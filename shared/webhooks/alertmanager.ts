@@ -30,8 +30,8 @@ import {
   queryOne,
   withTransaction,
 } from '../db/pool.ts';
-import { UnprocessableError } from '../errors.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
 
 /** Alertmanager's "no end yet" (Go's zero time), before year 1970. */
@@ -114,15 +114,7 @@ export function alertGroupFacts(
   body: unknown,
   receivedAt: Date,
 ): AlertGroupFacts {
-  const parsed = alertmanagerPayloadSchema.safeParse(body);
-  if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    const field = issue?.path.join('.') || 'body';
-    throw new UnprocessableError(`${field}: ${issue?.message ?? 'invalid'}`, {
-      details: { field },
-    });
-  }
-  const p = parsed.data;
+  const p = parseWebhookBody(alertmanagerPayloadSchema, body);
   const labels = p.commonLabels;
   const alertLabels = p.alerts.map((a) => ({ ...labels, ...a.labels }));
   const annotations = [

@@ -24,6 +24,7 @@ import { type Db, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { UnprocessableError } from '../errors.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
 import { stripRepoUrlUserinfo } from '../wire/repo-url.ts';
+import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
 
 /** change_events.source of a deploy notification. */
@@ -142,15 +143,7 @@ export function buildDeployRecord(
   body: unknown,
   receivedAt: Date,
 ): DeployRecord {
-  const parsed = argocdNotificationSchema.safeParse(body);
-  if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    const field = issue?.path.join('.') || 'body';
-    throw new UnprocessableError(`${field}: ${issue?.message ?? 'invalid'}`, {
-      details: { field },
-    });
-  }
-  const n = parsed.data;
+  const n = parseWebhookBody(argocdNotificationSchema, body);
   const namespace = n.destination.namespace;
   if (!namespace) {
     throw new UnprocessableError(

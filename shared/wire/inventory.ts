@@ -32,11 +32,13 @@
  * they follow Kubernetes' own limits where it has them (label values 63,
  * names 253, an object's annotations 256 KiB), so no real object is refused.
  */
+
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
 import { specFactsSchema } from './spec-facts.ts';
+import { mayHoldUnstorableText, unstorableText } from './storable-text.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -873,7 +875,7 @@ export function parseInventoryJson(
     });
   }
   // Only a body that spells a NUL or a surrogate as an escape can hold one.
-  if (json.includes('\\u0000') || SURROGATE_ESCAPE.test(json)) {
+  if (mayHoldUnstorableText(json)) {
     const found = unstorableText(value);
     if (found !== undefined) {
       throw new RejectedInventoryError(
@@ -882,48 +884,4 @@ export function parseInventoryJson(
     }
   }
   return parseInventory(value);
-}
-
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE =
-  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * The first key or string holding a NUL (PostgreSQL text cannot store it)
- * or a lone surrogate (not Unicode text), walked without recursion.
- */
-function unstorableText(
-  value: unknown,
-): { path: (string | number)[]; rule: string } | undefined {
-  const check = (text: string) => {
-    if (text.includes('\u0000')) return 'must not contain a NUL character';
-    if (LONE_SURROGATE.test(text)) return 'must not contain a lone surrogate';
-    return undefined;
-  };
-  const stack: { value: unknown; path: (string | number)[] }[] = [
-    { value, path: [] },
-  ];
-  while (stack.length > 0) {
-    const { value: current, path } = stack.pop()!;
-    if (typeof current === 'string') {
-      const rule = check(current);
-      if (rule !== undefined) return { path, rule };
-    } else if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) {
-        stack.push({ value: current[i], path: [...path, i] });
-      }
-    } else if (typeof current === 'object' && current !== null) {
-      const keys = Object.keys(current);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const key = keys[i]!;
-        const rule = check(key);
-        if (rule !== undefined) return { path, rule: `a key ${rule}` };
-        stack.push({
-          value: (current as Record<string, unknown>)[key],
-          path: [...path, key],
-        });
-      }
-    }
-  }
-  return undefined;
 }

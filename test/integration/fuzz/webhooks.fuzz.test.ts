@@ -179,4 +179,41 @@ describe('fuzzing the webhook route', () => {
       );
     });
   }
+
+  it('refuses a NUL or a lone surrogate in a stored field with 422 naming it, and ignores one in a dropped field', async () => {
+    // Prepare
+    const post = (body: unknown) =>
+      fetch(`${api.server.url}/api/v1/webhooks/${sources.argocd.id}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${sources.argocd.secret}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(body),
+      });
+    const nul = mutate(
+      ARGOCD,
+      ['operation', 'resources', 1, 'status'],
+      'a\u0000b',
+      false,
+    );
+    const surrogate = mutate(ARGOCD, ['app'], 'shop-\ud800', false);
+    const ignored = mutate(ARGOCD, ['not_a_field'], '\u0000', false);
+
+    // Act
+    const refusedNul = await post(nul);
+    const refusedSurrogate = await post(surrogate);
+    const accepted = await post(ignored);
+    const messageOf = async (response: Response) =>
+      ((await response.json()) as { error: { message: string } }).error.message;
+
+    // Assess
+    expect(refusedNul.status).toBe(422);
+    expect(await messageOf(refusedNul)).toBe(
+      'operation.resources.1.status: must not contain a NUL character',
+    );
+    expect(refusedSurrogate.status).toBe(422);
+    expect(await messageOf(refusedSurrogate)).toContain('app:');
+    expect(accepted.status).toBe(200);
+  });
 });

@@ -14,7 +14,6 @@ import {
   processRecord,
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
-import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { seriesWrites } from '../../../shared/metrics/after-sync.ts';
 import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { seriesWriterFromConfig } from '../../../shared/metrics/from-config.ts';
