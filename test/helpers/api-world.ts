@@ -124,6 +124,18 @@ async function populate(
   return { id, clientId, environmentId, nodeId, workloadId, podId };
 }
 
+/** The value of each route path parameter that names the cluster's rows. */
+export function pathValuesOf(cluster: WorldCluster): Record<string, string> {
+  return {
+    clusterID: cluster.id,
+    nodeID: cluster.nodeId,
+    workloadID: cluster.workloadId,
+    id: cluster.clientId,
+    envID: cluster.environmentId,
+    query: 'cpu_by_node',
+  };
+}
+
 export async function buildWorld(db: Db): Promise<World> {
   const acme = await insertClient(db, 'acme');
   const acmeProduction = await insertEnvironment(db, acme, 'production');

@@ -20,6 +20,7 @@ import {
   buildWorld,
   callerEmail,
   type GrantScenario,
+  pathValuesOf,
   type World,
 } from '../../helpers/api-world.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -239,13 +240,8 @@ describe('tenant isolation', () => {
     route: RouteDefinition,
     ids: Partial<Record<string, string>> = {},
   ) {
-    const values: Record<string, string> = {
-      clusterID: world.target.id,
-      nodeID: world.target.nodeId,
-      workloadID: world.target.workloadId,
-      id: world.target.clientId,
-      envID: world.target.environmentId,
-      query: 'cpu_by_node',
+    const values: Partial<Record<string, string>> = {
+      ...pathValuesOf(world.target),
       ...ids,
     };
     return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {

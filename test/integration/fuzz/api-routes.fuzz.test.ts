@@ -20,6 +20,7 @@ import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import {
   buildWorld,
   callerEmail,
+  pathValuesOf,
   type World,
 } from '../../helpers/api-world.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -118,14 +119,7 @@ describe('fuzzing the API routes', () => {
     await database?.drop();
   });
 
-  const known = () => ({
-    clusterID: world.target.id,
-    nodeID: world.target.nodeId,
-    workloadID: world.target.workloadId,
-    id: world.target.clientId,
-    envID: world.target.environmentId,
-    query: 'cpu_by_node',
-  });
+  const known = () => pathValuesOf(world.target);
 
   function expectNoLeak(route: string, status: number, text: string) {
     expect(status, `${route}: ${text.slice(0, 300)}`).not.toBe(500);
@@ -140,11 +134,7 @@ describe('fuzzing the API routes', () => {
       const names = pathNames(route);
       const own = parameterNames(route);
       const pathValue = (name: string) =>
-        fc.oneof(
-          fc.constant(known()[name as keyof ReturnType<typeof known>] ?? 'x'),
-          fc.uuid(),
-          hostile,
-        );
+        fc.oneof(fc.constant(known()[name] ?? 'x'), fc.uuid(), hostile);
       const param = fc.tuple(
         own.length > 0
           ? fc.oneof(fc.constantFrom(...own), fc.string({ maxLength: 12 }))
