@@ -4,7 +4,8 @@
  * is lost, recorded twice or half applied (test/integration/faults/).
  *
  * They are compiled in and off. A point costs one size check of an empty map
- * until a test arms it with `armFault`; nothing else arms one. No
+ * until a test arms it with `armFault` (the ingest benchmark arms one too,
+ * with a handler that only notes the time); nothing else arms one. No
  * configuration setting, environment variable or request can: a switch that
  * production could reach would let a mistyped setting (or an attacker who
  * can set one) make the sync drop or replay messages on purpose, and the

@@ -74,13 +74,6 @@ export interface BridgeOptions {
   retryBackoff?: RetryBackoff;
   /** Messages held at once (pulled, not yet acked or naked). */
   maxInFlight?: number;
-  /**
-   * Test seam: runs after SQS accepted a batch and before the acks, for this
-   * bridge only (a test that runs a doomed bridge beside a healthy one). The
-   * process-wide fault point `bridge.after-send` (shared/faults.ts) sits at
-   * the same place; a throw from either abandons the batch unacked.
-   */
-  afterSend?: (sent: SentEntry[]) => Promise<void>;
 }
 
 export class BridgeSetupError extends Error {
