@@ -265,7 +265,13 @@ describe('fault histories', () => {
     requeue: () => void;
     fired: () => void;
   }>();
-  const totals = { histories: 0, faults: 0, messages: 0, deliveries: 0 };
+  const totals = {
+    histories: 0,
+    faults: 0,
+    messages: 0,
+    deliveries: 0,
+    reads: 0,
+  };
   const broken = { lost: 0, duplicated: 0, torn: 0 };
 
   beforeAll(async () => {
@@ -319,7 +325,7 @@ describe('fault histories', () => {
     await s3?.stop();
     await database?.drop();
     console.log(
-      `${totals.histories} histories, ${totals.faults} faults injected, ${totals.messages} messages (${totals.deliveries} deliveries): ${broken.lost} lost, ${broken.duplicated} duplicated, ${broken.torn} torn reads`,
+      `${totals.histories} histories, ${totals.faults} faults injected, ${totals.messages} messages (${totals.deliveries} deliveries, ${totals.reads} reads): ${broken.lost} lost, ${broken.duplicated} duplicated, ${broken.torn} torn reads`,
     );
   });
 
@@ -509,6 +515,7 @@ describe('fault histories', () => {
     const reader = (async () => {
       while (reading) {
         torn += await readOnce(agents, podsByTag);
+        totals.reads++;
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     })();
