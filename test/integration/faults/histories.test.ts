@@ -710,7 +710,9 @@ describe('fault histories', () => {
   }
 
   it('loses nothing, records nothing twice and tears no read under faults', {
-    timeout: 600_000,
+    // A campaign's length grows with its runs (about a second each, more
+    // while shrinking a failure).
+    timeout: Math.max(600_000, RUNS * 10_000),
   }, async () => {
     await fc.assert(
       fc.asyncProperty(historyArb, async (h) => {
