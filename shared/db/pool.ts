@@ -138,6 +138,15 @@ export async function withTransaction<T>(
   const client = await db.connect();
   let broken = false;
   let timer: NodeJS.Timeout | undefined;
+  // A server that ends the session between two statements (a failover, an
+  // administrator's pg_terminate_backend) makes the checked-out client emit
+  // 'error', which would crash the process with no listener: the pool only
+  // listens to idle clients. The next statement fails with the cause, and
+  // the client is not handed back.
+  const onLost = () => {
+    broken = true;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const timeoutMs = options.timeoutMs;
@@ -189,6 +198,7 @@ export async function withTransaction<T>(
     throw translateDbError(error);
   } finally {
     if (timer) clearTimeout(timer);
+    client.removeListener('error', onLost);
     client.release(broken);
   }
 }

@@ -32,6 +32,7 @@ import type {
 } from 'aws-lambda';
 import type { Db } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
+import { faultPoint } from '../faults.ts';
 import type { SeriesWrites } from '../metrics/after-sync.ts';
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
@@ -125,7 +126,15 @@ export function processRecord(
   deps: SyncDeps,
 ): Promise<RecordOutcome> {
   const span = deps.span ?? ((_name, fn) => fn());
-  return span('k8s.process_message', () => processMessage(record, deps));
+  return span('k8s.process_message', async () => {
+    const outcome = await processMessage(record, deps);
+    // Settled for good; the queue deletes the record only once this returns.
+    await faultPoint('record.before-delete', {
+      messageId: record.messageId,
+      outcome,
+    });
+    return outcome;
+  });
 }
 
 async function processMessage(

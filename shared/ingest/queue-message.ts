@@ -25,6 +25,7 @@ import { gunzip } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { RejectedInventoryError } from '../errors.ts';
+import { faultPoint } from '../faults.ts';
 
 export const QueueAttribute = {
   subject: 'nats-subject',
@@ -397,6 +398,7 @@ async function fetchClaim(
     );
   }
   try {
+    await faultPoint('claim-check.read', { pointer });
     const object = await s3.send(
       new GetObjectCommand({ Bucket: bucket, Key: key }),
     );

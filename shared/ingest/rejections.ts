@@ -25,10 +25,14 @@ const MAX_SUBJECT_CHARS = 512;
 const MAX_REASON_CHARS = 2_000;
 const MAX_TOKEN_CHARS = 128;
 
+// The only conflict possible is uq_ingest_rejections_message (the id is
+// random). No conflict target: naming one needs SELECT on its columns, and
+// the ingest roles may only insert here.
 const INSERT_REJECTION = `
   insert into ingest_rejections
     (stage, subject, stream_seq, client_slug, env_slug, agent_id, reason, size_bytes)
-  values ($1, $2, $3, $4, $5, $6, $7, $8)`;
+  values ($1, $2, $3, $4, $5, $6, $7, $8)
+  on conflict do nothing`;
 
 interface SubjectParts {
   clientSlug: string | null;
@@ -63,7 +67,8 @@ export function subjectParts(subject: string): SubjectParts {
 }
 
 /**
- * Stores one rejection and counts it on `proxima_k8s_ingest_rejections_total`
+ * Stores one rejection (once per message: a redelivered refusal, known by
+ * its stage, subject and stream sequence, adds no row) and counts it on `proxima_k8s_ingest_rejections_total`
  * (dimension `stage`). Throws when the row cannot be written, so the caller
  * retries the message instead of losing the refusal.
  */

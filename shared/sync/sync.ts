@@ -31,6 +31,7 @@ import {
   historyWindow,
   insertEventHistory,
 } from '../events/history.ts';
+import { faultPoint } from '../faults.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
 import {
   type DbRow,
@@ -382,6 +383,7 @@ export async function syncInventory(
           order,
         ),
       );
+      await faultPoint('sync.before-commit', { tx, clusterId: cluster.id });
       return {
         ...base,
         outcome: 'applied' as const,

@@ -28,6 +28,7 @@ import {
   jetstream,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { faultPoint } from '../../faults.ts';
 import { logger } from '../../observability/logger.ts';
 import {
   MetricName,
@@ -512,9 +513,10 @@ export class Bridge {
             });
           }
         }
-        if (sent.length > 0 && this.#options.afterSend !== undefined) {
+        if (sent.length > 0) {
           try {
-            await this.#options.afterSend(sent);
+            // A test's crash or stall between the send and the acks.
+            await faultPoint('bridge.after-send', { sent });
           } catch (error) {
             // As if the process died here: nothing is acked or naked; the
             // stream redelivers after ack_wait and the dedup id keeps one copy.

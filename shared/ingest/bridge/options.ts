@@ -74,8 +74,6 @@ export interface BridgeOptions {
   retryBackoff?: RetryBackoff;
   /** Messages held at once (pulled, not yet acked or naked). */
   maxInFlight?: number;
-  /** Test seam: runs after SQS accepted a batch and before the acks. */
-  afterSend?: (sent: SentEntry[]) => Promise<void>;
 }
 
 export class BridgeSetupError extends Error {

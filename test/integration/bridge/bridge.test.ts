@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { armFault, InjectedFault } from '../../../shared/faults.ts';
 import {
   BridgeConnectionLostError,
   BridgeSetupError,
@@ -296,16 +297,14 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       name: 'doomed-bridge',
     });
     let sends = 0;
-    const first = await s.startBridge({
-      nats: doomed,
-      ackWaitMs: 1_000,
-      afterSend: async () => {
-        sends++;
-        // The process dies here: its connection goes, no ack is written.
-        await doomed.close();
-        throw new Error('killed after send');
-      },
+    const disarm = armFault('bridge.after-send', async () => {
+      sends++;
+      // The process dies here: its connection goes, no ack is written.
+      await doomed.close();
+      throw new InjectedFault('bridge.after-send', 'killed after send');
     });
+    cleanups.push(async () => disarm());
+    const first = await s.startBridge({ nats: doomed, ackWaitMs: 1_000 });
     const subject = inventorySubject();
 
     // Act
@@ -315,6 +314,7 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       BridgeConnectionLostError,
     );
     await first.stop();
+    disarm();
     const second = await s.startBridge();
     await eventually(
       'the redelivered forward',
@@ -396,13 +396,14 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       release = resolve;
     });
     cleanups.push(async () => release());
+    // Hold the one message it may take, so the lag stays put.
+    const disarm = armFault('bridge.after-send', () => gate);
+    cleanups.push(async () => disarm());
 
     // Act
     const lagging = await s.startBridge({
       statsIntervalMs: 100,
-      // Hold the one message it may take, so the lag stays put.
       maxInFlight: 1,
-      afterSend: () => gate,
     });
 
     // Assess

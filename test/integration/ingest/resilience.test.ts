@@ -7,6 +7,11 @@ import {
   DEFAULT_STREAM,
 } from '../../../infra/local/ingest.ts';
 import { query } from '../../../shared/db/pool.ts';
+import {
+  armFault,
+  disarmFaults,
+  InjectedFault,
+} from '../../../shared/faults.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createSqsClient } from '../../helpers/sqs.ts';
@@ -16,6 +21,7 @@ import { eventually, newAgentId, startWorld, type World } from './support.ts';
 let world: World | undefined;
 
 afterEach(async () => {
+  disarmFaults();
   await world?.stop();
   world = undefined;
 });
@@ -98,12 +104,14 @@ describe('ingest resilience', () => {
     world = await startWorld();
     await world.ingest.bridge.stop();
     let died = false;
-    const doomed = await world.startBridge({
-      afterSend: async () => {
-        died = true;
-        throw new Error('killed between send and ack');
-      },
+    const disarm = armFault('bridge.after-send', () => {
+      died = true;
+      throw new InjectedFault(
+        'bridge.after-send',
+        'killed between send and ack',
+      );
     });
+    const doomed = await world.startBridge();
     const agentId = newAgentId();
 
     // Act
@@ -113,6 +121,7 @@ describe('ingest resilience', () => {
     );
     await eventually('the send before the death', () => died);
     await doomed.stop();
+    disarm();
     const cluster = await eventually('the cluster row', () =>
       world!.clusterOf(agentId),
     );
