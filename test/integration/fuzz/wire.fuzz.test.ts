@@ -1,0 +1,197 @@
+/**
+ * Fuzzing the wire schema and the sync behind it: arbitrary JSON, and valid
+ * inventories with one value deleted or replaced by a hostile one (deep
+ * nesting, huge strings, NUL, lone surrogates, wrong types). Each message
+ * is either refused with a RejectedInventoryError whose reason names a
+ * field, and then writes nothing, or accepted and applied whole by the real
+ * sync against PostgreSQL. Never another error, a crash or a partial write.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryOne } from '../../../shared/db/pool.ts';
+import { RejectedInventoryError } from '../../../shared/errors.ts';
+import { generateInventory } from '../../../shared/fixtures/generate.ts';
+import { syncInventory } from '../../../shared/sync/sync.ts';
+import { parseInventoryJson } from '../../../shared/wire/inventory.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
+const NOW = new Date('2026-06-15T12:30:00Z');
+
+type Path = (string | number)[];
+
+/** Every path to a value inside `value`, the root included. */
+function paths(value: unknown, prefix: Path = []): Path[] {
+  if (value === null || typeof value !== 'object') return [prefix];
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [i, v] as const)
+    : Object.entries(value);
+  return [prefix, ...entries.flatMap(([k, v]) => paths(v, [...prefix, k]))];
+}
+
+/**
+ * An object `depth` levels deep, as JSON text: the test cannot build it as
+ * a value and stringify it (JSON.stringify recurses), and an agent's bytes
+ * are text anyway.
+ */
+const DEEP_MARK = '"__deep__"';
+function deepJson(depth: number): string {
+  return `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`;
+}
+
+/** Values too big to print stand for themselves by name (see `build`). */
+const BIG = {
+  'a 1 MB string': () => 'a'.repeat(1_000_000),
+  'an array of 20,000 numbers': () => Array(20_000).fill(1),
+  'an object 30 deep': () => ({ deep: 30 }),
+  'an object 5,000 deep': () => ({ deep: 5_000 }),
+} as const;
+
+const hostile = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.constantFrom<unknown>(
+    null,
+    '',
+    'ab\u0000cd',
+    'shop-\ud800',
+    -1,
+    1e308,
+    1.5,
+    '2026-02-30T00:00:00Z',
+    'not a time',
+    [],
+    {},
+  ),
+  fc
+    .constantFrom(...(Object.keys(BIG) as (keyof typeof BIG)[]))
+    .map((name) => ({ big: name })),
+);
+
+function build(value: unknown): unknown {
+  const big = (value as { big?: keyof typeof BIG } | null)?.big;
+  return big !== undefined && big in BIG ? BIG[big]() : value;
+}
+
+/** The message's JSON, each `{ deep: n }` spliced in as n levels of text. */
+function toJson(inventory: unknown): string {
+  let depth = 0;
+  const json = JSON.stringify(inventory, (_, v) => {
+    if (v !== null && typeof v === 'object' && 'deep' in v) {
+      depth = (v as { deep: number }).deep;
+      return JSON.parse(DEEP_MARK);
+    }
+    return v;
+  });
+  return depth === 0 ? json : json.replace(DEEP_MARK, deepJson(depth));
+}
+
+describe('fuzzing the wire schema and the sync', () => {
+  let database: TestDatabase;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    tenant = await createTenant(database.db);
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  const clusterRows = async (agentId: string) =>
+    queryOne<{ n: number }>(
+      database.db,
+      `select (select count(*)::int from clusters where agent_id = $1)
+            + (select count(*)::int from k8s_pods p join clusters c
+                 on c.id = p.cluster_id where c.agent_id = $1) as n`,
+      [agentId],
+    ).then((row) => row.n);
+
+  /** Refused with a reason naming a field, or applied whole. */
+  async function refusedOrApplied(json: string, agentId: string) {
+    let inventory: ReturnType<typeof parseInventoryJson>;
+    try {
+      inventory = parseInventoryJson(json);
+    } catch (error) {
+      expect(error).toBeInstanceOf(RejectedInventoryError);
+      const reason = (error as RejectedInventoryError).reason;
+      expect(reason.length).toBeLessThanOrEqual(300);
+      expect(reason).not.toContain('a'.repeat(100));
+      expect(await clusterRows(agentId)).toBe(0);
+      return 'refused';
+    }
+    const subject = {
+      clientSlug: tenant.clientSlug,
+      envSlug: tenant.envSlug,
+      agentId: inventory.agent_id,
+    };
+    try {
+      await syncInventory(database.db, subject, inventory, { now: () => NOW });
+    } catch (error) {
+      // The sync may refuse what only the database can judge, but whole.
+      expect(error).toBeInstanceOf(RejectedInventoryError);
+      expect(await clusterRows(inventory.agent_id)).toBe(0);
+      return 'refused';
+    }
+    const pods = await queryOne<{ n: number }>(
+      database.db,
+      `select count(*)::int as n from k8s_pods p join clusters c
+         on c.id = p.cluster_id where c.agent_id = $1`,
+      [inventory.agent_id],
+    );
+    const namespaces = new Set(inventory.namespaces?.map((n) => n.name));
+    expect(pods.n).toBe(
+      (inventory.pods ?? []).filter((p) => namespaces.has(p.namespace)).length,
+    );
+    return 'applied';
+  }
+
+  it('refuses arbitrary JSON with a reason, or applies it whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        await refusedOrApplied(JSON.stringify(value), randomUUID());
+      }),
+      { numRuns: RUNS * 3, seed: SEED },
+    );
+  });
+
+  it('refuses a valid inventory with one value deleted or made hostile, or applies it whole', async () => {
+    const outcomes = { refused: 0, applied: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.nat(),
+        hostile,
+        fc.boolean(),
+        async (seed, pick, value, remove) => {
+          // Prepare
+          const agentId = randomUUID();
+          const inventory = generateInventory({
+            size: 'small',
+            seed,
+            agentId,
+            timestamp: '2026-06-15T12:00:00Z',
+          }) as unknown as Record<string, unknown>;
+          const all = paths(inventory).filter((p) => p.length > 0);
+          const path = all[pick % all.length] as Path;
+          let parent = inventory as Record<string | number, unknown>;
+          for (const key of path.slice(0, -1)) {
+            parent = parent[key] as Record<string | number, unknown>;
+          }
+          const last = path[path.length - 1] as string | number;
+          if (remove) delete parent[last];
+          else parent[last] = build(value);
+
+          // Act & Assess
+          outcomes[await refusedOrApplied(toJson(inventory), agentId)]++;
+        },
+      ),
+      { numRuns: RUNS, seed: SEED },
+    );
+    // Both sides were exercised, or the property proved little.
+    expect(outcomes.refused).toBeGreaterThan(0);
+    expect(outcomes.applied).toBeGreaterThan(0);
+  });
+});
