@@ -73,6 +73,37 @@ export interface ChangeFeedQuery {
   paging: Paging;
 }
 
+/** A workload name is unique only within its namespace: a 400 without one. */
+export function requireNamespaceForWorkload(q: {
+  namespace?: string | undefined;
+  workload?: string | undefined;
+}): void {
+  if (q.workload && !q.namespace) {
+    throw new ValidationError(
+      'workload needs namespace: a workload name is unique only within its namespace',
+      { details: { param: 'workload' } },
+    );
+  }
+}
+
+/**
+ * A change view's window: `to` defaults to now, `from` to seven days
+ * before `to`, and `from` must come first; a 400 naming `from` otherwise.
+ */
+export function changeWindow(
+  q: { from?: Date | undefined; to?: Date | undefined },
+  now: Date,
+): { from: Date; to: Date } {
+  const to = q.to ?? now;
+  const from = q.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS);
+  if (from >= to) {
+    throw new ValidationError('from must be before to', {
+      details: { param: 'from' },
+    });
+  }
+  return { from, to };
+}
+
 /**
  * The checks across parameters (workload needs namespace, from before to)
  * and the defaults, over the values the route's schema read.
@@ -81,21 +112,8 @@ export function changeFeedQueryOf(
   q: z.output<typeof feedSchema>,
   now: Date = new Date(),
 ): ChangeFeedQuery {
-  if (q.workload && !q.namespace) {
-    throw new ValidationError(
-      'workload needs namespace: a workload name is unique only within its namespace',
-      {
-        details: { param: 'workload' },
-      },
-    );
-  }
-  const to = q.to ?? now;
-  const from = q.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS);
-  if (from >= to) {
-    throw new ValidationError('from must be before to', {
-      details: { param: 'from' },
-    });
-  }
+  requireNamespaceForWorkload(q);
+  const { from, to } = changeWindow(q, now);
   return {
     clusterId: q.cluster_id,
     namespace: q.namespace,

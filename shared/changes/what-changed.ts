@@ -18,6 +18,7 @@
  * environment, and carries the caller's scope for the source's permission
  * as a second wall.
  */
+
 import { z } from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
@@ -34,6 +35,7 @@ import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
 import { logger } from '../observability/logger.ts';
 import { sanitizeSecrets } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
+import { changeWindow, requireNamespaceForWorkload } from './feed.ts';
 
 export const SOURCES = ['changes', 'deploys', 'events', 'alerts'] as const;
 export type TimelineSource = (typeof SOURCES)[number];
@@ -66,7 +68,6 @@ export const TIMELINE_EVENT_REASONS = [
 export const EVENT_STORE_DAYS = 14;
 
 const DAY_MS = 24 * 3_600_000;
-const DEFAULT_WINDOW_MS = 7 * DAY_MS;
 const MAX_WINDOW_MS = 30 * DAY_MS;
 
 // ------------------------------------------------------------ parameters
@@ -124,16 +125,9 @@ export function whatChangedQuery(
   const fail = (param: string, message: string): never => {
     throw new ValidationError(message, { details: { param } });
   };
-  if (params.workload && !params.namespace) {
-    fail(
-      'workload',
-      'workload needs namespace: a workload name is unique only within its namespace',
-    );
-  }
+  requireNamespaceForWorkload(params);
   if (params.kind && !params.workload) fail('kind', 'kind needs workload');
-  const to = params.to ?? now;
-  const from = params.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS);
-  if (from >= to) fail('from', 'from must be before to');
+  const { from, to } = changeWindow(params, now);
   if (to.getTime() - from.getTime() > MAX_WINDOW_MS) {
     fail('from', 'the window from … to may not exceed 30 days');
   }

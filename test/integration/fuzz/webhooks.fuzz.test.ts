@@ -17,6 +17,7 @@ import {
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { jsonPaths, withValueAt } from '../../helpers/json-paths.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
@@ -42,37 +43,6 @@ const ALERTMANAGER = (
   ) as { body: Record<string, unknown> }
 ).body;
 
-/** Every path to a value inside `value`, as key lists. */
-function paths(
-  value: unknown,
-  prefix: (string | number)[] = [],
-): (string | number)[][] {
-  if (value === null || typeof value !== 'object') return [prefix];
-  const entries = Array.isArray(value)
-    ? value.map((v, i) => [i, v] as const)
-    : Object.entries(value);
-  return [prefix, ...entries.flatMap(([k, v]) => paths(v, [...prefix, k]))];
-}
-
-/** `body` with the value at `path` deleted or replaced. */
-function mutate(
-  body: unknown,
-  path: (string | number)[],
-  replacement: unknown,
-  remove: boolean,
-): unknown {
-  const copy = structuredClone(body);
-  if (path.length === 0) return replacement;
-  let parent = copy as Record<string | number, unknown>;
-  for (const key of path.slice(0, -1)) {
-    parent = parent[key] as Record<string | number, unknown>;
-  }
-  const last = path[path.length - 1] as string | number;
-  if (remove) delete parent[last];
-  else parent[last] = replacement;
-  return copy;
-}
-
 const hostileValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.constantFrom(
@@ -92,11 +62,11 @@ const hostileValue = fc.oneof(
 );
 
 function mutated(body: Record<string, unknown>): fc.Arbitrary<string> {
-  const all = paths(body);
+  const all = jsonPaths(body);
   return fc
     .tuple(fc.constantFrom(...all), hostileValue, fc.boolean())
     .map(([path, value, remove]) =>
-      JSON.stringify(mutate(body, path, value, remove)),
+      JSON.stringify(withValueAt(body, path, value, remove)),
     );
 }
 
@@ -191,14 +161,14 @@ describe('fuzzing the webhook route', () => {
         },
         body: JSON.stringify(body),
       });
-    const nul = mutate(
+    const nul = withValueAt(
       ARGOCD,
       ['operation', 'resources', 1, 'status'],
       'a\u0000b',
       false,
     );
-    const surrogate = mutate(ARGOCD, ['app'], 'shop-\ud800', false);
-    const ignored = mutate(ARGOCD, ['not_a_field'], '\u0000', false);
+    const surrogate = withValueAt(ARGOCD, ['app'], 'shop-\ud800', false);
+    const ignored = withValueAt(ARGOCD, ['not_a_field'], '\u0000', false);
 
     // Act
     const refusedNul = await post(nul);

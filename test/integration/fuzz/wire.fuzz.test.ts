@@ -16,21 +16,15 @@ import { syncInventory } from '../../../shared/sync/sync.ts';
 import { parseInventoryJson } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import {
+  type JsonPath,
+  jsonPaths,
+  withValueAt,
+} from '../../helpers/json-paths.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const NOW = new Date('2026-06-15T12:30:00Z');
-
-type Path = (string | number)[];
-
-/** Every path to a value inside `value`, the root included. */
-function paths(value: unknown, prefix: Path = []): Path[] {
-  if (value === null || typeof value !== 'object') return [prefix];
-  const entries = Array.isArray(value)
-    ? value.map((v, i) => [i, v] as const)
-    : Object.entries(value);
-  return [prefix, ...entries.flatMap(([k, v]) => paths(v, [...prefix, k]))];
-}
 
 /**
  * An object `depth` levels deep, as JSON text: the test cannot build it as
@@ -173,19 +167,13 @@ describe('fuzzing the wire schema and the sync', () => {
             seed,
             agentId,
             timestamp: '2026-06-15T12:00:00Z',
-          }) as unknown as Record<string, unknown>;
-          const all = paths(inventory).filter((p) => p.length > 0);
-          const path = all[pick % all.length] as Path;
-          let parent = inventory as Record<string | number, unknown>;
-          for (const key of path.slice(0, -1)) {
-            parent = parent[key] as Record<string | number, unknown>;
-          }
-          const last = path[path.length - 1] as string | number;
-          if (remove) delete parent[last];
-          else parent[last] = build(value);
+          });
+          const all = jsonPaths(inventory).filter((p) => p.length > 0);
+          const path = all[pick % all.length] as JsonPath;
+          const mutated = withValueAt(inventory, path, build(value), remove);
 
           // Act & Assess
-          outcomes[await refusedOrApplied(toJson(inventory), agentId)]++;
+          outcomes[await refusedOrApplied(toJson(mutated), agentId)]++;
         },
       ),
       { numRuns: RUNS, seed: SEED },
