@@ -33,7 +33,7 @@ import {
 } from '../events/workload-match.ts';
 import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
 import { logger } from '../observability/logger.ts';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
 import { changeWindow, requireNamespaceForWorkload } from './feed.ts';
 
@@ -709,7 +709,7 @@ async function readEvents(
       title: `${e.reason} · ${e.objectKind} ${e.objectName}${
         e.count !== null && e.count > 1 ? ` (×${e.count})` : ''
       }`,
-      detail: e.message === null ? undefined : sanitizeSecrets(e.message),
+      detail: e.message === null ? undefined : sanitizeMessage(e.message),
       type: e.type ?? undefined,
       reason: e.reason,
       namespace: e.namespace,

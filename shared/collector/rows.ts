@@ -6,7 +6,7 @@
  * unchanged cluster serializes to the same bytes.
  */
 
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import type {
   Amounts,
   Condition,
@@ -493,7 +493,7 @@ export function eventRow(o: K8sObject): EventRow {
     type: str(o.type),
     reason: str(o.reason),
     message:
-      message === null ? null : cut(sanitizeSecrets(message), LIMITS.message),
+      message === null ? null : cut(sanitizeMessage(message), LIMITS.message),
     involved_object: subject
       ? {
           kind: str(subject.kind),

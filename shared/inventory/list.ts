@@ -24,7 +24,7 @@ import {
 } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import {
   type FilterField,
   listPagingFields,
@@ -435,7 +435,7 @@ function sanitize<T>(
   for (const item of records) {
     for (const field of fields) {
       const value = item[field];
-      if (typeof value === 'string') item[field] = sanitizeSecrets(value);
+      if (typeof value === 'string') item[field] = sanitizeMessage(value);
     }
   }
   return new JsonText(JSON.stringify(records));

@@ -380,7 +380,7 @@ export function listEndpointSlices(
 /**
  * GET /clusters/:id/events — the last 24 hours (by seen_at), newest
  * first; filter type (Normal, Warning); page, per_page. Each message is
- * secret-sanitized (the record schema applies sanitizeSecrets).
+ * secret-sanitized (the record schema applies sanitizeMessage).
  */
 export function listEvents(
   db: Queryable,

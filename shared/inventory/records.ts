@@ -9,7 +9,7 @@
  * RFC 3339 strings (or null); jsonb columns are returned as stored.
  */
 import { z } from 'zod';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 
 const id = z.string();
 const optionalId = z.string().nullable();
@@ -29,7 +29,7 @@ const requiredTime = z.date().transform((value) => value.toISOString());
 const sanitizedText = z
   .string()
   .nullable()
-  .transform((value) => (value === null ? null : sanitizeSecrets(value)));
+  .transform((value) => (value === null ? null : sanitizeMessage(value)));
 
 /**
  * How a field reaches the JSON when PostgreSQL renders a record (the

@@ -3,7 +3,7 @@
  * apiserver's timestamp (`ts`) and the text, the text secret-sanitized, one
  * line at a time (spec "Live Reads", logs).
  */
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import type { LogsResult } from './kube-query.ts';
 
 export interface LogLine {
@@ -23,10 +23,10 @@ const STAMP =
  */
 export function splitLogLine(raw: string, timestamps: boolean): LogLine {
   const match = timestamps ? STAMP.exec(raw) : null;
-  if (!match?.[1]) return { ts: null, text: sanitizeSecrets(raw) };
+  if (!match?.[1]) return { ts: null, text: sanitizeMessage(raw) };
   return {
     ts: match[1],
-    text: sanitizeSecrets(raw.slice(match[0].length)),
+    text: sanitizeMessage(raw.slice(match[0].length)),
   };
 }
 

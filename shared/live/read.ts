@@ -25,7 +25,7 @@ import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Queryable } from '../db/pool.ts';
 import { DomainError, LiveReadError } from '../errors.ts';
 import { JsonText } from '../http/response.ts';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import {
   type AuditEntry,
   type AuditOutcome,
@@ -217,7 +217,7 @@ function parseReply<Q extends KubeQueryName>(
     );
   }
   if (!reply.ok) {
-    throw agentError(sanitizeSecrets(reply.error.message || reply.error.code));
+    throw agentError(sanitizeMessage(reply.error.message || reply.error.code));
   }
   return reply as Extract<KubeQueryReply<Q>, { ok: true }>;
 }

@@ -65,9 +65,6 @@ export function sanitizeMessage(text: string): string {
   return redactHighEntropy(out);
 }
 
-/** The name today's callers use: the same sanitizer as {@link sanitizeMessage}. */
-export const sanitizeSecrets = sanitizeMessage;
-
 /** One log line at a time, as the live logs route reads them. */
 export function sanitizeLogLines(lines: readonly string[]): string[] {
   return lines.map(sanitizeMessage);

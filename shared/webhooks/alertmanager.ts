@@ -30,7 +30,7 @@ import {
   queryOne,
   withTransaction,
 } from '../db/pool.ts';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
 
@@ -136,7 +136,7 @@ export function alertGroupFacts(
       'Alert group'
     ).slice(0, MAX_TITLE),
     detail:
-      detail === null ? null : sanitizeSecrets(detail).slice(0, MAX_DETAIL),
+      detail === null ? null : sanitizeMessage(detail).slice(0, MAX_DETAIL),
     labels,
     alertLabels,
     firstFiredAt: new Date(Math.min(...starts)),

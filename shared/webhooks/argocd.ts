@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type Db, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { UnprocessableError } from '../errors.ts';
-import { sanitizeSecrets } from '../sanitize/secrets.ts';
+import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { stripRepoUrlUserinfo } from '../wire/repo-url.ts';
 import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
@@ -123,7 +123,7 @@ export function deployTitle(
 }
 
 const cut = (text: string | null | undefined) =>
-  text == null ? null : sanitizeSecrets(text).slice(0, MAX_MESSAGE);
+  text == null ? null : sanitizeMessage(text).slice(0, MAX_MESSAGE);
 
 export interface DeployRecord {
   eventType: string;

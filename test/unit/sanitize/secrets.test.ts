@@ -5,7 +5,6 @@ import {
   sanitizeAnnotationValue,
   sanitizeLogLines,
   sanitizeMessage,
-  sanitizeSecrets,
 } from '../../../shared/sanitize/secrets.ts';
 
 /** [rule, input, expected output] */
@@ -499,7 +498,7 @@ describe('sanitizeMessage', () => {
     ).toBeGreaterThanOrEqual(120);
   });
 
-  it('is what sanitizeSecrets and sanitizeLogLines apply', () => {
+  it('is what sanitizeMessage and sanitizeLogLines apply', () => {
     // Prepare
     const lines = ['password=a1', 'token: 5', 'x --token t1'];
 
@@ -508,7 +507,7 @@ describe('sanitizeMessage', () => {
 
     // Assess
     expect(sanitized).toEqual([`password=${R}`, 'token: 5', `x --token ${R}`]);
-    expect(sanitized).toEqual(lines.map(sanitizeSecrets));
+    expect(sanitized).toEqual(lines.map(sanitizeMessage));
   });
 });
 
