@@ -33,7 +33,7 @@ import type { Db } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
 import { toErrorResult } from '../../shared/http/error-middleware.ts';
 import { errorResult, json } from '../../shared/http/response.ts';
-import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
+import { matchRoute, type RouteMatch } from '../../shared/http/route-match.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../../shared/webhooks/receive.ts';
 
@@ -77,7 +77,6 @@ export async function startApiServer(
   const verifyBearer = tokenVerifier(jwtKey);
   setDb(options.db);
   const ready = options.ready ?? (() => true);
-  const compiled = routes.map(compileRoute);
   const handlers = new Map<string, Promise<Handler | undefined>>();
 
   const loadHandler = (name: string): Promise<Handler | undefined> => {
@@ -119,7 +118,7 @@ export async function startApiServer(
       );
       return;
     }
-    const match = matchRoute(compiled, method, url.pathname);
+    const match = matchRoute(method, url.pathname);
     if (!match) {
       write(res, errorResult(404, 'not_found', 'no such route'));
       return;
@@ -213,69 +212,10 @@ function tokenVerifier(key: LocalJwtKey) {
   };
 }
 
-interface CompiledRoute {
-  route: RouteDefinition;
-  segments: readonly string[];
-  /** Literal segments count: the most specific template wins, as in API Gateway. */
-  literals: number;
-}
-
-interface RouteMatch {
-  route: RouteDefinition;
-  pathParameters: Record<string, string>;
-}
-
-function compileRoute(route: RouteDefinition): CompiledRoute {
-  const segments = route.path.split('/').slice(1);
-  return {
-    route,
-    segments,
-    literals: segments.filter((s) => !s.startsWith('{')).length,
-  };
-}
-
-function matchRoute(
-  compiled: readonly CompiledRoute[],
-  method: string,
-  pathname: string,
-): RouteMatch | undefined {
-  const parts = pathname.split('/').slice(1);
-  let best:
-    | { entry: CompiledRoute; params: Record<string, string> }
-    | undefined;
-  for (const entry of compiled) {
-    if (entry.route.method !== method) continue;
-    if (entry.segments.length !== parts.length) continue;
-    const params: Record<string, string> = {};
-    const matched = entry.segments.every((segment, i) => {
-      const part = parts[i] ?? '';
-      if (segment.startsWith('{')) {
-        const value = safeDecode(part);
-        if (value === undefined || value === '') return false;
-        params[segment.slice(1, -1)] = value;
-        return true;
-      }
-      return segment === part;
-    });
-    if (matched && (!best || entry.literals > best.entry.literals)) {
-      best = { entry, params };
-    }
-  }
-  return best && { route: best.entry.route, pathParameters: best.params };
-}
-
 /** A `.` or `..` segment in the raw path, percent-encoded or not. */
 function hasDotSegment(rawUrl: string): boolean {
   const path = rawUrl.split(/[?#]/, 1)[0] ?? '';
   return path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
-}
-
-function safeDecode(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The API Gateway HTTP API payload 2.0 event of a request. */

@@ -9,6 +9,11 @@
  * `x-access`); the error codes a route can answer are listed per status.
  */
 import { z } from 'zod';
+import {
+  ERROR_DESCRIPTIONS,
+  ERROR_STATUS,
+  type ErrorCode,
+} from './error-codes.ts';
 import { parametersOf, type RouteQuery } from './query.ts';
 import {
   permissionsOf,
@@ -19,29 +24,13 @@ import {
 
 export const OPENAPI_TITLE = 'Kubernetes inventory API';
 
-/** The spec's code (and the status it comes with) each error means here. */
-const ERROR_STATUS = {
-  bad_request: 400,
-  invalid_param: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  internal_error: 500,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'A bad, repeated or unknown query parameter (details.param names it)',
-  401: 'No valid bearer token',
-  403: 'The permission is not held (on the cluster environment, for a cluster route)',
-  404: 'No such object, or one outside the caller environments',
-  500: 'An unexpected failure (a generic message)',
-};
-
 /** The error codes a route can answer, from its access and its query. */
 export function errorCodesOf(route: RouteDefinition): ErrorCode[] {
-  const codes = new Set<ErrorCode>([route.query.unknownParam]);
+  const codes = new Set<ErrorCode>([
+    route.query.unknownParam,
+    ...(route.failures ?? []),
+  ]);
+  if (route.rateLimit) codes.add('rate_limited');
   const names = Object.keys(parametersOf(route.query.schema).shape);
   for (const name of names) {
     codes.add(

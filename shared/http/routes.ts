@@ -81,6 +81,7 @@ import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
 import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
 import { metricsQuery } from '../metrics/params.ts';
+import { type ErrorCode, LIVE_READ_FAILURES } from './error-codes.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 import type { RateLimitFamily } from './rate-limit.ts';
 
@@ -135,6 +136,11 @@ export interface RouteDefinition {
   readonly dbLogin?: 'webhooks';
   /** The per-user budget this route counts against (rate-limit.ts). */
   readonly rateLimit?: RateLimitFamily;
+  /**
+   * The error codes the route's own domain answers, beyond those of its
+   * access, its parameters and its budget (the OpenAPI document lists them).
+   */
+  readonly failures?: readonly ErrorCode[];
 }
 
 /** The permissions the route gate accepts (any one of them); none if public. */
@@ -355,6 +361,7 @@ export const routes = [
     access: clusterRead,
     query: timelineRouteQuery,
     rateLimit: 'events-timeline',
+    failures: ['events_backend_unavailable', 'events_backend_timeout'],
   }),
   route({
     name: 'get-cluster-metrics',
@@ -364,6 +371,7 @@ export const routes = [
       'One of the ten allow-listed metrics queries over a range (or instant), confined to the cluster',
     access: { shape: 'cluster', permission: 'metrics:read' },
     query: metricsQuery,
+    failures: ['metrics_not_configured', 'bad_gateway'],
   }),
   route({
     name: 'get-live-manifest',
@@ -374,6 +382,7 @@ export const routes = [
     access: clusterRead,
     query: manifestQuery,
     liveReads: true,
+    failures: LIVE_READ_FAILURES,
     rateLimit: 'live-manifest-revisions',
   }),
   route({
@@ -385,6 +394,7 @@ export const routes = [
     access: clusterRead,
     query: revisionsQuery,
     liveReads: true,
+    failures: LIVE_READ_FAILURES,
     rateLimit: 'live-manifest-revisions',
   }),
   route({
@@ -396,6 +406,7 @@ export const routes = [
     access: { shape: 'cluster', permission: 'logs:read' },
     query: logsQuery,
     liveReads: true,
+    failures: LIVE_READ_FAILURES,
     rateLimit: 'live-logs',
   }),
   route({
@@ -433,6 +444,13 @@ export const routes = [
     access: { shape: 'public', authenticatedBy: 'webhook source secret' },
     query: NO_PARAMETERS,
     dbLogin: 'webhooks',
+    failures: [
+      'bad_request',
+      'unauthorized',
+      'payload_too_large',
+      'unsupported_media_type',
+      'unprocessable',
+    ],
   }),
   route({
     name: 'get-openapi',

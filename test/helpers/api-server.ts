@@ -14,6 +14,9 @@ import {
   signLocalToken,
 } from '../../shared/auth/local-jwt.ts';
 import type { Db } from '../../shared/db/pool.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../shared/http/error-codes.ts';
+import { errorCodesOf } from '../../shared/http/openapi.ts';
+import { matchRoute } from '../../shared/http/route-match.ts';
 
 export interface TestApi {
   server: ApiServer;
@@ -24,6 +27,11 @@ export interface TestApi {
   /** A well-formed token signed by a key the server does not trust. */
   foreignToken(email: string): Promise<string>;
   get(path: string, token?: string): Promise<ApiResponse>;
+  post(
+    path: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 
@@ -31,6 +39,8 @@ export interface ApiResponse {
   status: number;
   // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
   body: any;
+  /** The body as received. */
+  text: string;
   headers: Headers;
 }
 
@@ -42,6 +52,22 @@ export async function startTestApi(
   const foreignDir = await mkdtemp(join(tmpdir(), 'k8s-inventory-foreign-'));
   const server = await startApiServer({ port: 0, db, dataDir, ...options });
   const foreignKey = await loadLocalJwtKey(foreignDir);
+  async function send(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { headers: Record<string, string>; body?: string },
+  ): Promise<ApiResponse> {
+    const response = await fetch(`${server.url}${path}`, { method, ...init });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON: kept as text for the assertion to show.
+    }
+    expectDocumentedError(method, path, response.status, body);
+    return { status: response.status, body, text, headers: response.headers };
+  }
   return {
     server,
     dataDir,
@@ -57,23 +83,43 @@ export async function startTestApi(
         sub: `test:${email}`,
         ttlSeconds: 600,
       }),
-    async get(path, token) {
-      const response = await fetch(`${server.url}${path}`, {
+    get: (path, token) =>
+      send('GET', path, {
         headers: token ? { authorization: `Bearer ${token}` } : {},
-      });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // Not JSON: kept as text for the assertion to show.
-      }
-      return { status: response.status, body, headers: response.headers };
-    },
+      }),
+    post: (path, body, headers) => send('POST', path, { headers, body }),
     async close() {
       await server.close();
       await rm(dataDir, { recursive: true, force: true });
       await rm(foreignDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An error answer must be one its route documents (the OpenAPI document is
+ * generated from the same list), with the status that code comes with: so
+ * every test that provokes an error also checks the document.
+ */
+export function expectDocumentedError(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+): void {
+  if (status < 400) return;
+  const match = matchRoute(method, new URL(path, 'http://x').pathname);
+  if (!match) return;
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  const documented: readonly string[] = errorCodesOf(match.route);
+  if (typeof code !== 'string' || !documented.includes(code)) {
+    throw new Error(
+      `${method} ${match.route.name} answered ${status} ${String(code)}, which its route does not document (${documented.join(', ')})`,
+    );
+  }
+  if (ERROR_STATUS[code as ErrorCode] !== status) {
+    throw new Error(
+      `${method} ${match.route.name} answered ${code} with ${status}; the code comes with ${ERROR_STATUS[code as ErrorCode]}`,
+    );
+  }
 }

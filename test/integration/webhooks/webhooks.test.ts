@@ -36,14 +36,8 @@ describe('webhook sources and the webhook route', () => {
     body: string,
     headers: Record<string, string>,
   ) {
-    const response = await fetch(`${api.server.url}/api/v1/webhooks/${id}`, {
-      method: 'POST',
-      headers,
-      body,
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
-    const answer: any = await response.json();
-    return { status: response.status, body: answer };
+    const answer = await api.post(`/api/v1/webhooks/${id}`, body, headers);
+    return { status: answer.status, body: answer.body };
   }
 
   const json = (secret: string) => ({

@@ -105,4 +105,36 @@ describe('the OpenAPI document', () => {
     expect(byName('list-clusters')).not.toContain('invalid_param');
     expect(byName('get-openapi')).not.toContain('unauthorized');
   });
+
+  it("lists the spec's agent, store, budget and body errors on the routes that answer them, each under its status", () => {
+    // Prepare
+    const document = openApiDocument();
+    const responsesOf = (name: string) => {
+      const route = table.find((r) => r.name === name);
+      if (!route) throw new Error(name);
+      return operationOf(document, route)?.responses ?? {};
+    };
+
+    // Assess: the spec's live-read table, row by row.
+    expect(responsesOf('get-live-logs')).toMatchObject({
+      409: { 'x-error-codes': ['agent_offline', 'agent_too_old', 'no_agent'] },
+      429: { 'x-error-codes': ['rate_limited'] },
+      502: { 'x-error-codes': ['agent_error', 'agent_unreachable'] },
+      503: { 'x-error-codes': ['audit_unavailable', 'live_unavailable'] },
+      504: { 'x-error-codes': ['agent_timeout'] },
+    });
+    expect(responsesOf('get-cluster-metrics')).toMatchObject({
+      502: { 'x-error-codes': ['bad_gateway'] },
+      503: { 'x-error-codes': ['metrics_not_configured'] },
+    });
+    expect(responsesOf('list-cluster-event-timeline')).toMatchObject({
+      429: { 'x-error-codes': ['rate_limited'] },
+      502: { 'x-error-codes': ['events_backend_unavailable'] },
+      504: { 'x-error-codes': ['events_backend_timeout'] },
+    });
+    expect(Object.keys(responsesOf('receive-webhook')).sort()).toEqual(
+      ['200', '400', '401', '404', '413', '415', '422', '500'].sort(),
+    );
+    expect(Object.keys(responsesOf('list-pods'))).not.toContain('429');
+  });
 });
