@@ -25,6 +25,7 @@ import {
 import { upsertStatement } from '../shared/sync/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import {
+  decodeInventoryJson,
   type Inventory,
   parseInventoryJson,
 } from '../shared/wire/inventory.ts';
@@ -128,7 +129,7 @@ async function ingest(
   now: () => Date,
 ): Promise<void> {
   const subject = { clientSlug: 'bench', envSlug: 'prod', agentId };
-  await syncInventory(db, subject, parseInventoryJson(json), { now });
+  await syncInventory(db, subject, decodeInventoryJson(json), { now });
 }
 
 async function measure(

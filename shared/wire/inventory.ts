@@ -911,22 +911,60 @@ export function parseInventoryJson(
   return parseInventory(decodeJson(body).value);
 }
 
-/**
- * A number literal that may overflow to Infinity: an exponent of three
- * digits or more, or 309 digits in a row. `JSON.stringify` writes Infinity
- * as `null`, so such a row's bytes would not stand for what was parsed.
- * Matched anywhere (inside strings too): a false match only costs the
- * message its row digests' shortcut.
- */
-const HUGE_NUMBER = /[:,[]\s*-?[0-9.]*(?:[eE]\+?[0-9]{3}|[0-9]{309})/;
+/** An exponent of three digits or more (inside strings too). */
+const LONG_EXPONENT = /[eE]\+?[0-9]{3}/g;
+/** Digits an overflowing integer part has at least (1e308 has 309). */
+const OVERFLOW_DIGITS = 309;
 
-/** Messages whose rows do not match their bytes (see HUGE_NUMBER). */
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * Whether a JSON text may hold a number literal that parses to Infinity:
+ * one with an exponent of three digits or more, or with 309 digits in a
+ * row. `JSON.stringify` writes Infinity as `null`, so such a row's bytes
+ * would not stand for what was parsed. A false match (hex in a string that
+ * follows a `:`) only costs the message its digests' shortcut.
+ */
+export function mayHoldOverflowingNumber(json: string): boolean {
+  LONG_EXPONENT.lastIndex = 0;
+  for (
+    let m = LONG_EXPONENT.exec(json);
+    m !== null;
+    m = LONG_EXPONENT.exec(json)
+  ) {
+    // A number's mantissa, back to what precedes a JSON value.
+    let i = m.index - 1;
+    while (i >= 0) {
+      const c = json.charCodeAt(i);
+      if (isDigit(c) || c === 46 || c === 45) i--;
+      else break;
+    }
+    if (i === m.index - 1) continue; // `e` after a letter: text
+    const before = json.charCodeAt(i);
+    // : , [ or JSON whitespace
+    if ([58, 44, 91, 32, 10, 13, 9].includes(before)) return true;
+  }
+  // Any run of 309 digits covers a multiple of 154 (its length is more than
+  // twice that): look there only, and measure the run.
+  const step = Math.floor(OVERFLOW_DIGITS / 2);
+  for (let i = step; i < json.length; i += step) {
+    if (!isDigit(json.charCodeAt(i))) continue;
+    let start = i;
+    while (start > 0 && isDigit(json.charCodeAt(start - 1))) start--;
+    let end = i + 1;
+    while (end < json.length && isDigit(json.charCodeAt(end))) end++;
+    if (end - start >= OVERFLOW_DIGITS) return true;
+  }
+  return false;
+}
+
+/** Messages whose rows do not match their bytes (mayHoldOverflowingNumber). */
 const untrustedBytes = new WeakSet<object>();
 
 /**
  * Whether each row of a decoded message is what its `JSON.stringify` bytes
  * parse back to, so that equal bytes mean an equal row: false only for a
- * message that may hold an overflowing number.
+ * message that may hold an overflowing number (mayHoldOverflowingNumber).
  */
 export function rowBytesAreFaithful(inventory: WireInventory): boolean {
   return !untrustedBytes.has(inventory);
@@ -950,7 +988,7 @@ export function decodeInventoryJson(
     return parseInventory(value);
   }
   const inventory = result.data as WireInventory;
-  if (HUGE_NUMBER.test(json)) untrustedBytes.add(inventory);
+  if (mayHoldOverflowingNumber(json)) untrustedBytes.add(inventory);
   return inventory;
 }
 
