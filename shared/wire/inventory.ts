@@ -917,13 +917,17 @@ const LONG_EXPONENT = /[eE]\+?[0-9]{3}/g;
 const OVERFLOW_DIGITS = 309;
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
+/** What may precede a JSON value (`:` `,` `[`, whitespace) and follow one. */
+const VALUE_BEFORE = [58, 44, 91, 32, 10, 13, 9];
+const VALUE_AFTER = [44, 125, 93, 32, 10, 13, 9];
 
 /**
  * Whether a JSON text may hold a number literal that parses to Infinity:
  * one with an exponent of three digits or more, or with 309 digits in a
  * row. `JSON.stringify` writes Infinity as `null`, so such a row's bytes
- * would not stand for what was parsed. A false match (hex in a string that
- * follows a `:`) only costs the message its digests' shortcut.
+ * would not stand for what was parsed. A false match (text in a string that
+ * looks like such a number between delimiters) only costs the message its
+ * digests' shortcut.
  */
 export function mayHoldOverflowingNumber(json: string): boolean {
   LONG_EXPONENT.lastIndex = 0;
@@ -940,9 +944,15 @@ export function mayHoldOverflowingNumber(json: string): boolean {
       else break;
     }
     if (i === m.index - 1) continue; // `e` after a letter: text
-    const before = json.charCodeAt(i);
-    // : , [ or JSON whitespace
-    if ([58, 44, 91, 32, 10, 13, 9].includes(before)) return true;
+    // ... and on to what follows one: what does not fit is inside a string.
+    let j = m.index + m[0].length;
+    while (j < json.length && isDigit(json.charCodeAt(j))) j++;
+    if (
+      VALUE_BEFORE.includes(json.charCodeAt(i)) &&
+      VALUE_AFTER.includes(json.charCodeAt(j))
+    ) {
+      return true;
+    }
   }
   // Any run of 309 digits covers a multiple of 154 (its length is more than
   // twice that): look there only, and measure the run.

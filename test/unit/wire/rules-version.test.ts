@@ -64,6 +64,7 @@ describe('mayHoldOverflowingNumber', () => {
     for (const json of [
       '{"a":1e99,"b":1.5e-400,"c":123456789012345678901234567890}',
       '{"sha":"sha256:9e123f0a1e999","uid":"5e100000-0000-4000-8000-000000000000"}',
+      '{"a":"sha256:9e123","b":"x 1e400y"}',
       `{"a":${'9'.repeat(308)}}`,
     ]) {
       expect(mayHoldOverflowingNumber(json), json).toBe(false);
