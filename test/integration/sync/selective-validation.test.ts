@@ -205,4 +205,24 @@ describe('validating only what changed', () => {
     // Once for the change; the next resync finds it known.
     expect(counts.workloads).toBe(1);
   });
+
+  it('hands later steps the snapshot as the whole schema normalizes it, unchanged rows too', async () => {
+    // Prepare
+    const { first, later } = messages(46);
+    await sync(JSON.stringify(first));
+    const pod = later.pods?.[0];
+    if (!pod) throw new Error('the generated inventory has pods');
+    pod.phase = 'Failed';
+    // As an agent in Go sends an empty list: the schema makes it [].
+    (later.nodes?.[0] as { taints: unknown }).taints = null;
+    const json = JSON.stringify(later);
+
+    // Act
+    const result = await sync(json);
+
+    // Assess
+    expect(JSON.parse(JSON.stringify(result.inventory))).toEqual(
+      JSON.parse(JSON.stringify(parseInventoryJson(json))),
+    );
+  });
 });
