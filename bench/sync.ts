@@ -25,6 +25,7 @@ import {
 import { upsertStatement } from '../shared/sync/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import {
+  decodeInventoryJson,
   type Inventory,
   parseInventoryJson,
 } from '../shared/wire/inventory.ts';
@@ -101,8 +102,12 @@ async function newCluster(db: Db, clientSlug: string): Promise<string> {
 }
 
 interface Measured {
+  /** End to end from the message's JSON text: decode, validate, sync. */
   figures: Record<Step, number[]>;
+  /** This process's CPU time (user + system) of the same. */
+  cpu: Record<Step, number[]>;
   floors: Record<Step, number[]>;
+  /** `JSON.parse` alone of the first snapshot's text. */
   parse: number[];
   rows: number;
   mb: number;
@@ -110,32 +115,39 @@ interface Measured {
 
 type Step = 'first' | 'same' | 'changed';
 
+const steps = () => ({
+  first: [] as number[],
+  same: [] as number[],
+  changed: [] as number[],
+});
+
+/** One message from its JSON text to its commit, as the sync worker runs it. */
+async function ingest(
+  db: Db,
+  agentId: string,
+  json: string,
+  now: () => Date,
+): Promise<void> {
+  const subject = { clientSlug: 'bench', envSlug: 'prod', agentId };
+  await syncInventory(db, subject, decodeInventoryJson(json), { now });
+}
+
 async function measure(
   db: Db,
   size: SizeName,
   specFacts: boolean,
   runs = RUNS,
 ): Promise<Measured> {
-  const subject = (agentId: string) => ({
-    clientSlug: 'bench',
-    envSlug: 'prod',
-    agentId,
-  });
-  const figures = {
-    first: [] as number[],
-    same: [] as number[],
-    changed: [] as number[],
-  };
-  const floors = {
-    first: [] as number[],
-    same: [] as number[],
-    changed: [] as number[],
-  };
+  const figures = steps();
+  const cpu = steps();
+  const floors = steps();
   const parse: number[] = [];
   let rows = 0;
   let mb = 0;
   for (let run = 0; run < runs; run++) {
     const agentId = randomUUID();
+    // The agent's own bytes: a resync's unchanged rows are byte for byte
+    // those of the first snapshot.
     const generated = generateInventory({
       size,
       specFacts,
@@ -143,69 +155,84 @@ async function measure(
       agentId,
       timestamp: '2026-06-15T12:00:00Z',
     });
-    const json = JSON.stringify(generated);
-    mb = json.length / 1e6;
+    const texts = {
+      first: JSON.stringify(generated),
+      same: JSON.stringify({ ...generated, timestamp: '2026-06-15T12:05:00Z' }),
+      changed: JSON.stringify(
+        mutateInventory(generated, {
+          seed: run + 7,
+          changeFraction: 0.1,
+          removeFraction: 0.02,
+          timestamp: '2026-06-15T12:10:00Z',
+        }),
+      ),
+    };
+    mb = texts.first.length / 1e6;
     const parseStart = performance.now();
-    const inv = parseInventoryJson(json);
+    JSON.parse(texts.first);
     parse.push(performance.now() - parseStart);
-    rows = rowCount(inv);
-    const same = { ...inv, timestamp: '2026-06-15T12:05:00Z' };
-    const changed = mutateInventory(inv, {
-      seed: run + 7,
-      changeFraction: 0.1,
-      removeFraction: 0.02,
-      timestamp: '2026-06-15T12:10:00Z',
-    });
     const now = () => new Date('2026-06-15T12:10:00Z');
-    for (const [name, snapshot] of [
-      ['first', inv],
-      ['same', same],
-      ['changed', changed],
-    ] as const) {
+    for (const step of ['first', 'same', 'changed'] as const) {
+      const cpuStart = process.cpuUsage();
       const started = performance.now();
-      await syncInventory(db, subject(agentId), snapshot, { now });
-      figures[name].push(performance.now() - started);
+      await ingest(db, agentId, texts[step], now);
+      figures[step].push(performance.now() - started);
+      const used = process.cpuUsage(cpuStart);
+      cpu[step].push((used.user + used.system) / 1000);
     }
+    const parsed = {
+      first: parseInventoryJson(texts.first),
+      same: parseInventoryJson(texts.same),
+      changed: parseInventoryJson(texts.changed),
+    };
+    rows = rowCount(parsed.first);
     const floorCluster = await newCluster(db, 'bench');
-    floors.first.push(await floor(db, floorCluster, inv));
-    floors.same.push(await floor(db, floorCluster, same));
-    floors.changed.push(await floor(db, floorCluster, changed));
+    for (const step of ['first', 'same', 'changed'] as const) {
+      floors[step].push(await floor(db, floorCluster, parsed[step]));
+    }
   }
-  return { figures, floors, parse, rows, mb };
+  return { figures, cpu, floors, parse, rows, mb };
 }
 
 async function main(): Promise<void> {
-  const bench = await benchDatabase('k8s_inventory_bench_sync');
+  // A suffix keeps benchmarks run side by side out of each other's database.
+  const bench = await benchDatabase(
+    `k8s_inventory_bench_sync${process.env.BENCH_DB_SUFFIX ?? ''}`,
+  );
   const { db } = bench;
   await query(db, `insert into clients (slug, name) values ('bench', 'bench')`);
   await query(
     db,
     `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`,
   );
-  console.log(`sync benchmark: ${RUNS} runs per figure, medians\n`);
+  console.log(
+    `sync benchmark: ${RUNS} runs per figure, medians; end to end from the JSON text (decode, validate, sync); floor + JSON.parse beside it\n`,
+  );
   console.log(
     [
       'size',
       'rows',
       'JSON MB',
-      'parse',
+      'JSON.parse',
       'step',
-      'sync',
+      'end to end',
+      'cpu',
       'rows/s',
       'floor',
+      'floor+parse',
       'ratio',
     ].join('\t'),
   );
   try {
     for (const size of SIZES) {
-      const { figures, floors, parse, rows, mb } = await measure(
+      const { figures, cpu, floors, parse, rows, mb } = await measure(
         db,
         size,
         true,
       );
       for (const step of ['first', 'same', 'changed'] as const) {
         const sync = median(figures[step]);
-        const base = median(floors[step]);
+        const base = median(floors[step]) + median(parse);
         console.log(
           [
             size,
@@ -218,14 +245,17 @@ async function main(): Promise<void> {
                 ? '10% changed'
                 : 'first',
             ms(sync),
+            ms(median(cpu[step])),
             Math.round((rows / sync) * 1000).toLocaleString('en-US'),
+            ms(median(floors[step])),
             ms(base),
             (sync / base).toFixed(2),
           ].join('\t'),
         );
       }
     }
-    if (SIZES.includes('large')) {
+    // BENCH_FACTS_SPLIT=0 leaves out the change records' share.
+    if (SIZES.includes('large') && process.env.BENCH_FACTS_SPLIT !== '0') {
       // Interleaved, one cluster at a time, so a growing database weighs
       // on both sides alike.
       const without: number[][] = [[], []];

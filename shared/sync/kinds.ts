@@ -4,9 +4,10 @@
  * over this table; nothing else lists the kinds' columns.
  *
  * A mapped row holds only what the agent sent (plus values derived from it),
- * never ids. The row's content_hash is a digest of the validated wire row
- * (shared/sync/sync.ts), so a row is mapped only when it changed: a change
- * to a mapping (or to the digest) bumps ROW_SHAPE_VERSION below.
+ * never ids. The row's content_hash is a digest of the wire row's bytes as
+ * sent (shared/sync/sync.ts), so a row is validated and mapped only when it
+ * changed: a change to a mapping (or to the digest) bumps ROW_SHAPE_VERSION
+ * below.
  *
  * A kind's columns are written once, as the keys of its `toRow`: the column
  * list is read from the row an empty wire row maps to, and the unit test
@@ -20,7 +21,7 @@ import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
  * Bumped whenever a kind's mapping to its table or the digest changes, so
  * that every row is rewritten once instead of being taken as unchanged.
  */
-export const ROW_SHAPE_VERSION = '2';
+export const ROW_SHAPE_VERSION = '3';
 
 type RowOf<K extends KindKey> = NonNullable<Inventory[K]>[number];
 export type DbRow = Record<string, unknown>;
@@ -49,6 +50,8 @@ export interface KindDefinition<K extends KindKey = KindKey> {
   links: readonly Link[];
   /** Columns written when the row is created and never by the update. */
   insertOnly?: readonly string[];
+  /** Digests the sync keeps beside content_hash, written like it. */
+  digests?: readonly string[];
   /** The table row: exactly `columns`, in that order. */
   toRow(row: RowOf<K>): DbRow;
 }
@@ -59,6 +62,7 @@ interface KindSpec<K extends KindKey, R extends DbRow> {
   keyColumns: readonly NoInfer<keyof R & string>[];
   links: readonly Link[];
   insertOnly?: readonly string[];
+  digests?: readonly string[];
   /**
    * The row as an object literal (fast properties: V8 made a row built key
    * by key, or `{ ...meta, twenty more }`, a slow dictionary object, which
@@ -212,6 +216,9 @@ const workloads = defineKind('workloads', {
   // step writes them, except a new workload's first facts, which its insert
   // carries as the baseline.
   insertOnly: ['spec_facts', 'spec_facts_hash', 'spec_facts_at'],
+  // The digest of the facts as sent: with content_hash, what tells the
+  // workload unchanged (shared/sync/sync.ts).
+  digests: ['spec_facts_wire_hash'],
   toRow: (r) =>
     withMeta(r, {
       kind: r.kind,

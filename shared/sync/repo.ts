@@ -43,17 +43,18 @@ const LINKS: Record<Link, { column: string; expr: string; join: string }> = {
 function buildUpsert(def: KindDefinition): string {
   const links = def.links.map((l) => LINKS[l]);
   const insertOnly = def.insertOnly ?? [];
+  const digests = ['content_hash', ...(def.digests ?? [])];
   const targets = [
     ...links.map((l) => l.column),
     ...def.columns,
     ...insertOnly,
-    'content_hash',
+    ...digests,
   ];
   const values = [
     ...links.map((l) => l.expr),
     ...def.columns.map((c) => `r.${c}`),
     ...insertOnly.map((c) => `r.${c}`),
-    'r.content_hash',
+    ...digests.map((c) => `r.${c}`),
   ];
   const updates = targets.filter(
     (c) => !def.keyColumns.includes(c) && !insertOnly.includes(c),
@@ -85,8 +86,8 @@ const STORED = Object.fromEntries(
     const def = KINDS[k] as KindDefinition;
     const facts =
       k === 'workloads'
-        ? 'spec_facts_hash, spec_facts_at'
-        : 'null::text as spec_facts_hash, null::timestamptz as spec_facts_at';
+        ? 'spec_facts_hash, spec_facts_at, spec_facts_wire_hash'
+        : 'null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash';
     return [
       k,
       `select '${k}' as kind, id, ${keyExpr(def)} as key, content_hash, ${facts}
@@ -102,6 +103,8 @@ export interface StoredRow {
   content_hash: string;
   spec_facts_hash: string | null;
   spec_facts_at: Date | null;
+  /** Workloads: the digest of their facts as last sent. */
+  spec_facts_wire_hash: string | null;
 }
 
 /** Every stored row's key and digest, for the kinds given, in one round trip. */
@@ -136,6 +139,25 @@ export async function upsertRows(
   rowsJson: string,
 ): Promise<number> {
   return execute(tx, UPSERT[kind], [clusterId, rowsJson]);
+}
+
+/**
+ * Workloads whose facts alone changed: the new digest of the facts as sent
+ * (the row itself is not rewritten; the facts step stores the facts).
+ */
+export async function setFactsWireDigests(
+  tx: Queryable,
+  clusterId: string,
+  ids: readonly string[],
+  digests: readonly string[],
+): Promise<void> {
+  await execute(
+    tx,
+    `update k8s_workloads w set spec_facts_wire_hash = x.digest
+     from unnest($2::uuid[], $3::text[]) as x(id, digest)
+     where w.cluster_id = $1 and w.id = x.id`,
+    [clusterId, ids, digests],
+  );
 }
 
 export async function deleteRows(

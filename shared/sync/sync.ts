@@ -20,7 +20,6 @@ import {
   applyWorkloadFacts,
   type FactsStepResult,
   factsDigest,
-  workloadKey,
 } from '../changes/workload-changes.ts';
 import { refusedDataOf } from '../db/errors.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
@@ -32,7 +31,16 @@ import {
   insertEventHistory,
 } from '../events/history.ts';
 import { faultPoint } from '../faults.ts';
-import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
+import {
+  type Inventory,
+  KIND_KEYS,
+  normalizedInventory,
+  rowBytesAreFaithful,
+  validateRows,
+  WIRE_RULES_VERSION,
+  type WireInventory,
+  type WorkloadRow,
+} from '../wire/inventory.ts';
 import {
   type DbRow,
   KIND_ORDER,
@@ -56,6 +64,7 @@ import {
   refreshRollups,
   repairLinks,
   type StoredRow,
+  setFactsWireDigests,
   updateClusterAndAsset,
   upsertRows,
 } from './repo.ts';
@@ -98,6 +107,12 @@ export interface SyncResult {
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
   durationMs: number;
+  /**
+   * The snapshot as the whole wire schema normalizes it. Its rows the sync
+   * found unchanged were not validated again: they are normalized when a
+   * kind's array is first read (the series write, after the commit).
+   */
+  inventory: Inventory;
 }
 
 /** Runs a named step (a tracing span in AWS). */
@@ -139,61 +154,192 @@ export function slugify(name: string): string {
 
 const NUL_ESCAPE = /(?<!\\)\\u0000/g;
 
-/** One incoming row with its digest; mapped to its table shape only if changed. */
+/**
+ * One incoming row: its key, the digests of its bytes as sent, and the row
+ * itself, validated when `changed`; as sent (and known valid) when not.
+ */
 interface IncomingRow {
   key: string;
   hash: string;
-  wire: unknown;
+  /** Workloads: the digest of their spec facts as sent. */
+  factsHash: string | undefined;
+  row: unknown;
+  changed: boolean;
 }
 
 /**
- * Digests every row of a kind. The digest is taken over the validated wire
- * row, so an unchanged row costs one stringify and one hash, and is never
- * mapped.
+ * What makes two digests comparable: the row shape and the wire rules they
+ * were taken under. A row's bytes that match a stored digest were accepted
+ * by these very rules, so they are not validated again.
  */
-function digestRows(
-  def: KindDefinition,
+const DIGEST_PREFIX = `${ROW_SHAPE_VERSION}\u0001${WIRE_RULES_VERSION}\u0001`;
+
+/**
+ * The digest of a value's bytes as `JSON.stringify` writes them, which
+ * for a parsed message are its own bytes up to whitespace: equal digests,
+ * equal rows (rowBytesAreFaithful says when not, and such a digest never
+ * matches). SHA-256: the digest now decides what is validated, so a
+ * collision must be out of reach, not only unlikely.
+ */
+function bytesDigest(value: unknown, faithful: boolean): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value ?? null);
+  } catch {
+    // Nested past the stack: such a row is validated, which refuses it
+    // naming its path (bounded-json.ts).
+    return UNMATCHED;
+  }
+  const hash = digest('sha256', DIGEST_PREFIX + json, 'base64');
+  return faithful ? hash : `${UNMATCHED}${hash}`;
+}
+
+/** Starts a digest no stored row has: its row is taken as changed. */
+const UNMATCHED = 'unmatched:';
+
+/** A row's key, from a row as sent: undefined if a key field is no string. */
+function keyOfSent(def: KindDefinition, row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null) return undefined;
+  const fields = row as Record<string, unknown>;
+  let key = '';
+  for (const [i, column] of def.keyColumns.entries()) {
+    const value = fields[column];
+    if (typeof value !== 'string') return undefined;
+    key = i === 0 ? value : `${key}\u0001${value}`;
+  }
+  return key;
+}
+
+interface SentDigest {
+  key: string | undefined;
+  hash: string;
+  factsHash: string | undefined;
+  changed: boolean;
+}
+
+/**
+ * The digests of a kind's rows as sent, each compared with its stored row's.
+ * A workload's spec facts are digested apart: a facts-only change must not
+ * rewrite its row. Pure computation, before any validation.
+ */
+function digestSent(
+  kind: KindKey,
   rows: readonly unknown[],
-  duplicateKeys: string[] = [],
+  stored: ReadonlyMap<string, StoredRow> | undefined,
+  faithful: boolean,
+): SentDigest[] {
+  const def = KINDS[kind] as KindDefinition;
+  const out: SentDigest[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    const key = keyOfSent(def, row);
+    let hash: string;
+    let factsHash: string | undefined;
+    if (kind === 'workloads' && key !== undefined) {
+      const { spec_facts: facts, ...rest } = row as Record<string, unknown>;
+      hash = bytesDigest(rest, faithful);
+      factsHash = bytesDigest(facts, faithful);
+    } else {
+      hash = bytesDigest(row, faithful);
+    }
+    const before = key === undefined ? undefined : stored?.get(key);
+    const changed =
+      before === undefined ||
+      before.content_hash !== hash ||
+      (factsHash !== undefined && before.spec_facts_wire_hash !== factsHash);
+    out[i] = { key, hash, factsHash, changed };
+  }
+  return out;
+}
+
+/**
+ * Every collected kind's rows, the changed ones validated by the wire
+ * schema (all of them on a first sync): a malformed one refuses the whole
+ * message, before anything is written, with the reason the whole schema
+ * would give.
+ */
+function checkRows(
+  inventory: WireInventory,
+  kinds: readonly KindKey[],
+  stored: ReadonlyMap<KindKey, ReadonlyMap<string, StoredRow>>,
+): {
+  rows: Partial<Record<KindKey, IncomingRow[]>>;
+  validated: Partial<Record<KindKey, Map<number, unknown>>>;
+} {
+  const faithful = rowBytesAreFaithful(inventory);
+  const sent = new Map<KindKey, SentDigest[]>();
+  const changed: Partial<Record<KindKey, number[]>> = {};
+  for (const kind of kinds) {
+    const digests = digestSent(
+      kind,
+      inventory[kind] ?? [],
+      stored.get(kind),
+      faithful,
+    );
+    sent.set(kind, digests);
+    const indexes: number[] = [];
+    for (let i = 0; i < digests.length; i++) {
+      if (digests[i]?.changed) indexes.push(i);
+    }
+    changed[kind] = indexes;
+  }
+  const validated = validateRows(inventory, changed);
+  const rows: Partial<Record<KindKey, IncomingRow[]>> = {};
+  for (const kind of kinds) {
+    const def = KINDS[kind] as KindDefinition;
+    const sentRows = inventory[kind] ?? [];
+    const valid = validated[kind];
+    rows[kind] = (sent.get(kind) ?? []).map((d, i) => {
+      if (!d.changed) {
+        return { ...d, key: d.key as string, row: sentRows[i] };
+      }
+      const row = valid?.get(i);
+      return {
+        key: naturalKey(def, row as DbRow),
+        hash: d.hash,
+        factsHash: d.factsHash,
+        row,
+        changed: true,
+      };
+    });
+  }
+  return { rows, validated };
+}
+
+/** Validates every row (nothing stored to compare with), or refuses. */
+function validateAll(inventory: WireInventory): void {
+  const all: Partial<Record<KindKey, number[]>> = {};
+  for (const kind of KIND_KEYS) {
+    const rows = inventory[kind];
+    if (rows !== undefined) all[kind] = rows.map((_, i) => i);
+  }
+  validateRows(inventory, all);
+}
+
+/** A kind's rows by key: the last row of a key wins. */
+function byKey(
+  rows: readonly IncomingRow[],
+  duplicateKeys: string[],
 ): Map<string, IncomingRow> {
   const incoming = new Map<string, IncomingRow>();
-  for (const wire of rows) {
-    // SHA-1 as a change detector, not a signature: one call per row, and
-    // the fastest digest node:crypto has here (half of MD5's time).
-    const hash = digest(
-      'sha1',
-      ROW_SHAPE_VERSION + JSON.stringify(withoutFacts(wire)),
-      'base64',
-    );
-    const key = naturalKey(def, wire as DbRow);
+  for (const row of rows) {
     // A duplicate key would make ON CONFLICT touch one row twice: last wins,
     // and the key is reported (an agent bug, never silent).
-    if (incoming.has(key)) duplicateKeys.push(key);
-    incoming.set(key, { key, hash, wire });
+    if (incoming.has(row.key)) duplicateKeys.push(row.key);
+    incoming.set(row.key, row);
   }
   return incoming;
 }
 
-/**
- * A workload's spec facts are not part of its table row (the facts step keeps
- * them, with their own digest): a facts-only change must not rewrite the row.
- */
-function withoutFacts(wire: unknown): unknown {
-  if (wire && typeof wire === 'object' && 'spec_facts' in wire) {
-    const { spec_facts: _facts, ...row } = wire as Record<string, unknown>;
-    return row;
-  }
-  return wire;
-}
-
-/** A changed row as the upsert receives it: its table shape and digest. */
+/** A changed row as the upsert receives it: its table shape and digests. */
 function changedRow(
   def: KindDefinition,
   row: IncomingRow,
   extra?: DbRow,
 ): DbRow {
-  const mapped = def.toRow(row.wire as never);
+  const mapped = def.toRow(row.row as never);
   mapped.content_hash = row.hash;
+  if (row.factsHash !== undefined) mapped.spec_facts_wire_hash = row.factsHash;
   if (extra) Object.assign(mapped, extra);
   return mapped;
 }
@@ -230,21 +376,33 @@ function firstFacts(
  * The events within retention of the snapshot time, by the event's time as
  * k8s_events.seen_at defines it (migrations/0007; before the write, so
  * without its last fallback, the row's write time): an event with no time
- * at all is kept.
+ * at all is kept. Read from validated rows and from rows as sent that were
+ * accepted before (their times are strings, null or absent alike).
  */
 function keptEvents(
-  events: NonNullable<Inventory['events']>,
+  events: readonly IncomingRow[],
   snapshotAt: Date,
   retentionHours: number,
-): NonNullable<Inventory['events']> {
+): IncomingRow[] {
   const cutoff = snapshotAt.getTime() - retentionHours * 3_600_000;
-  return events.filter((e) => {
+  return events.filter(({ row }) => {
+    const e = row as {
+      last_seen?: string | null;
+      first_seen?: string | null;
+      created_at?: string | null;
+    };
     const seen = e.last_seen ?? e.first_seen ?? e.created_at;
     return !seen || Date.parse(seen) >= cutoff;
   });
 }
 
-function nodeAddressPairs(nodes: NonNullable<Inventory['nodes']>) {
+/** What linkage reads of a node: a validated row and a valid one as sent. */
+interface NodeAddresses {
+  name: string;
+  addresses?: readonly { type: string; address: string }[] | null;
+}
+
+function nodeAddressPairs(nodes: readonly NodeAddresses[]) {
   const nodeNames: string[] = [];
   const ips: string[] = [];
   for (const node of nodes) {
@@ -281,13 +439,15 @@ const identitySpan: SpanRunner = (_name, fn) => fn();
 export async function syncInventory(
   db: Db,
   subject: SyncSubject,
-  inventory: Inventory,
+  inventory: WireInventory,
   options: SyncOptions = {},
 ): Promise<SyncResult> {
   const started = performance.now();
   const span = options.span ?? identitySpan;
   const now = options.now?.() ?? new Date();
   if (inventory.agent_id.toLowerCase() !== subject.agentId.toLowerCase()) {
+    // A malformed row is named first, as when the whole schema ran first.
+    validateAll(inventory);
     throw new RejectedInventoryError(
       `agent_id: ${inventory.agent_id} does not match the subject's agent ${subject.agentId}`,
     );
@@ -305,6 +465,7 @@ export async function syncInventory(
 
   const tenant = await findTenant(db, subject.clientSlug, subject.envSlug);
   if (!tenant) {
+    validateAll(inventory);
     throw new RejectedInventoryError(
       `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
     );
@@ -313,7 +474,7 @@ export async function syncInventory(
   return withTransaction(
     db,
     async (tx) => {
-      const cluster = await span('k8s.upsert_cluster', () =>
+      const { cluster, created } = await span('k8s.upsert_cluster', () =>
         lockOrCreateCluster(
           tx,
           tenant,
@@ -329,6 +490,22 @@ export async function syncInventory(
         snapshotAt,
         clamped,
       };
+      // Under the lock: the stored digests tell which rows changed, and
+      // only those are validated, before anything is written.
+      const present = KIND_ORDER.filter((k) => inventory[k] !== undefined);
+      const storedByKind = new Map<KindKey, Map<string, StoredRow>>();
+      const stored = created
+        ? []
+        : await listStoredRows(tx, cluster.id, present);
+      for (const row of stored) {
+        const byKey =
+          storedByKind.get(row.kind) ?? new Map<string, StoredRow>();
+        storedByKind.set(row.kind, byKey);
+        byKey.set(row.key, row);
+      }
+      const { rows, validated } = checkRows(inventory, present, storedByKind);
+      const normalized = normalizedInventory(inventory, validated);
+
       const applied = {
         at: cluster.last_snapshot_at,
         stamp: cluster.last_snapshot_stamp,
@@ -345,10 +522,10 @@ export async function syncInventory(
           linkage: { linked: 0, unlinked: 0 },
           facts: {
             ...NO_FACTS,
-            notNewer: new Set((inventory.workloads ?? []).map(workloadKey))
-              .size,
+            notNewer: new Set((rows.workloads ?? []).map((w) => w.key)).size,
           },
           durationMs: performance.now() - started,
+          inventory: normalized,
         };
       }
       const { kinds, linkage, facts } = await applyKinds(
@@ -356,6 +533,8 @@ export async function syncInventory(
         cluster,
         tenant,
         inventory,
+        rows,
+        storedByKind,
         {
           snapshotAt,
           span,
@@ -391,6 +570,7 @@ export async function syncInventory(
         linkage,
         facts,
         durationMs: performance.now() - started,
+        inventory: normalized,
       };
     },
     {
@@ -406,11 +586,11 @@ async function lockOrCreateCluster(
   tx: Tx,
   tenant: { client_id: string; environment_id: string },
   agentId: string,
-  inventory: Inventory,
+  inventory: WireInventory,
   assetStatus: string,
-): Promise<LockedCluster> {
+): Promise<{ cluster: LockedCluster; created: boolean }> {
   const existing = await lockCluster(tx, tenant.environment_id, agentId);
-  if (existing) return existing;
+  if (existing) return { cluster: existing, created: false };
   await insertClusterIfMissing(tx, {
     clientId: tenant.client_id,
     environmentId: tenant.environment_id,
@@ -419,9 +599,11 @@ async function lockOrCreateCluster(
     slug: slugify(inventory.cluster.name),
     assetStatus,
   });
-  const created = await lockCluster(tx, tenant.environment_id, agentId);
-  if (!created) throw new Error('cluster row vanished after insert');
-  return created;
+  const cluster = await lockCluster(tx, tenant.environment_id, agentId);
+  if (!cluster) throw new Error('cluster row vanished after insert');
+  // A first sync racing another may find the other's rows: only a cluster
+  // with no snapshot applied yet is known to hold none.
+  return { cluster, created: cluster.last_snapshot_at === null };
 }
 
 interface ApplyContext {
@@ -453,44 +635,56 @@ interface PreparedKind {
   gone: string[];
   /** Stored rows the snapshot changed: their ids and incoming wire rows. */
   replaced: { id: string; wire: unknown }[];
+  /** Workloads only: those whose spec facts alone changed. */
+  factsOnly: { ids: string[]; digests: string[] };
+  /** The rows the snapshot carries (the last of a key), validated or not. */
+  incoming: Map<string, IncomingRow>;
   stored: Map<string, StoredRow>;
   /** Events only: the rows to copy to the 14-day history, as JSON. */
   history?: string | undefined;
 }
 
 /**
- * Digests a kind's rows, compares them with the stored digests, and
- * serializes the changed ones: pure computation, no SQL.
+ * Compares a kind's rows with the stored digests and serializes the
+ * changed ones: pure computation, no SQL.
  */
 function prepareKind(
   kind: KindKey,
-  inventory: Inventory,
+  sent: readonly IncomingRow[],
   stored: Map<string, StoredRow> | undefined,
   ctx: ApplyContext,
 ): PreparedKind {
   const def = KINDS[kind] as KindDefinition;
-  const rows: readonly unknown[] =
+  const rows =
     kind === 'events'
-      ? keptEvents(inventory.events ?? [], ctx.snapshotAt, ctx.retentionHours)
-      : (inventory[kind] ?? []);
+      ? keptEvents(sent, ctx.snapshotAt, ctx.retentionHours)
+      : sent;
   const duplicateKeys: string[] = [];
-  const incoming = digestRows(def, rows, duplicateKeys);
+  const incoming = byKey(rows, duplicateKeys);
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: DbRow[] = [];
   const unchanged = new Set<unknown>();
   const replaced: PreparedKind['replaced'] = [];
+  const factsOnly: PreparedKind['factsOnly'] = { ids: [], digests: [] };
   let added = 0;
   for (const row of incoming.values()) {
     const before = storedRows.get(row.key);
     if (!before) added++;
     if (before?.content_hash === row.hash) {
-      unchanged.add(row.wire);
+      unchanged.add(row.row);
+      if (
+        row.factsHash !== undefined &&
+        before.spec_facts_wire_hash !== row.factsHash
+      ) {
+        factsOnly.ids.push(before.id);
+        factsOnly.digests.push(row.factsHash);
+      }
       continue;
     }
-    if (before) replaced.push({ id: before.id, wire: row.wire });
+    if (before) replaced.push({ id: before.id, wire: row.row });
     const extra =
       kind === 'workloads' && !before
-        ? firstFacts(row.wire as WorkloadRow, ctx.snapshotAt)
+        ? firstFacts(row.row as WorkloadRow, ctx.snapshotAt)
         : undefined;
     changed.push(changedRow(def, row, extra));
   }
@@ -511,20 +705,27 @@ function prepareKind(
     added,
     gone,
     replaced,
+    factsOnly,
+    incoming,
     stored: storedRows,
-    history: historyJson(inventory, kind, unchanged, ctx),
+    history: kind === 'events' ? historyJson(sent, unchanged, ctx) : undefined,
   };
 }
 
-/** Events only: the 14-day history's rows of this snapshot, as JSON. */
+/**
+ * Events only: the 14-day history's rows of this snapshot, as JSON. Only
+ * rows that changed are read: an unchanged one is skipped by identity.
+ */
 function historyJson(
-  inventory: Inventory,
-  kind: KindKey,
+  events: readonly IncomingRow[],
   unchanged: ReadonlySet<unknown>,
   ctx: ApplyContext,
 ): string | undefined {
-  if (kind !== 'events') return undefined;
-  const rows = eventHistoryRows(inventory.events ?? [], unchanged, ctx.history);
+  const rows = eventHistoryRows(
+    events.map((e) => e.row) as NonNullable<Inventory['events']>,
+    unchanged,
+    ctx.history,
+  );
   return rows === undefined ? undefined : rowsJson(rows);
 }
 
@@ -552,21 +753,16 @@ async function applyKinds(
   tx: Tx,
   cluster: LockedCluster,
   tenant: { client_id: string; environment_id: string },
-  inventory: Inventory,
+  inventory: WireInventory,
+  rows: Partial<Record<KindKey, IncomingRow[]>>,
+  storedByKind: ReadonlyMap<KindKey, Map<string, StoredRow>>,
   ctx: ApplyContext,
 ): Promise<{
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
   facts: FactsStepResult;
 }> {
-  const present = KIND_ORDER.filter((k) => inventory[k] !== undefined);
-  const stored = await listStoredRows(tx, cluster.id, present);
-  const storedByKind = new Map<KindKey, Map<string, StoredRow>>();
-  for (const row of stored) {
-    const byKey = storedByKind.get(row.kind) ?? new Map<string, StoredRow>();
-    storedByKind.set(row.kind, byKey);
-    byKey.set(row.key, row);
-  }
+  const present = KIND_ORDER.filter((k) => rows[k] !== undefined);
 
   const kinds: Partial<Record<KindKey, KindCounts>> = {};
   const prunable = new Map<KindKey, string[]>();
@@ -576,7 +772,7 @@ async function applyKinds(
   let facts = NO_FACTS;
 
   const prepare = (kind: KindKey) =>
-    prepareKind(kind, inventory, storedByKind.get(kind), ctx);
+    prepareKind(kind, rows[kind] ?? [], storedByKind.get(kind), ctx);
   let next = present[0] === undefined ? undefined : prepare(present[0]);
   for (const [index, kind] of present.entries()) {
     const prepared = next as PreparedKind;
@@ -606,8 +802,17 @@ async function applyKinds(
       if (prepared.history !== undefined) {
         await insertEventHistory(tx, cluster.id, prepared.history);
       }
+      if (prepared.factsOnly.ids.length > 0) {
+        await setFactsWireDigests(
+          tx,
+          cluster.id,
+          prepared.factsOnly.ids,
+          prepared.factsOnly.digests,
+        );
+      }
       if (kind === 'nodes') {
-        const nodes = inventory.nodes ?? [];
+        // Every node, unchanged ones too: a host registered since is found.
+        const nodes = (rows.nodes ?? []).map((n) => n.row as NodeAddresses);
         linkage = await linkNodesToHosts(
           tx,
           cluster.id,
@@ -617,14 +822,22 @@ async function applyKinds(
         );
       }
       if (kind === 'workloads') {
+        // Only workloads that changed can have new facts: an unchanged one
+        // sent the very facts the last snapshot stored (or had none).
+        const changedWorkloads: WorkloadRow[] = [];
+        for (const w of prepared.incoming.values()) {
+          if (w.changed) changedWorkloads.push(w.row as WorkloadRow);
+        }
         facts = await applyWorkloadFacts(tx, {
           clusterId: cluster.id,
           clusterName: inventory.cluster.name,
           clientId: tenant.client_id,
           environmentId: tenant.environment_id,
           snapshotAt: ctx.snapshotAt,
-          workloads: inventory.workloads ?? [],
-          hpas: inventory.hpas,
+          workloads: changedWorkloads,
+          // Read for each HPA's namespace and target only, which a valid
+          // row as sent has as a validated one does (or lacks alike).
+          hpas: rows.hpas?.map((h) => h.row) as Inventory['hpas'],
           stored: storedRows,
         });
       }

@@ -42,6 +42,18 @@ import { mayHoldUnstorableText, unstorableText } from './storable-text.ts';
 
 export const SCHEMA_VERSION = 1;
 
+/**
+ * The version of the rules this schema applies. A row whose bytes were
+ * accepted before is not validated again (the sync's row digests tell), so
+ * every stored digest folds this version in: bump it with any change to
+ * what the schema accepts or how it reshapes a row, and every row is
+ * validated (and written) once more. The unit test fails on a change to the
+ * schema's JSON Schema form until it is bumped; a change inside a
+ * refinement (bounded-json.ts, storable-text.ts, repo-url.ts, spec-facts.ts)
+ * must bump it by hand.
+ */
+export const WIRE_RULES_VERSION = '1';
+
 /** The 13 kind arrays, in the spec's processing (upsert) order. */
 export const KIND_KEYS = [
   'nodes',
@@ -650,30 +662,67 @@ const agentId = z
 /** A kind array: absent or null is `undefined` ("not collected"). */
 const kindArray = <T extends z.ZodType>(row: T) => nullAsAbsent(z.array(row));
 
-export const inventorySchema = obj({
-  type: z.literal('kubernetes'),
-  schema_version: z.literal(SCHEMA_VERSION),
-  agent_id: agentId,
-  agent_version: optText(LIMITS.short),
-  timestamp: time,
-  cluster: clusterSchema,
-  nodes: kindArray(nodeRowSchema),
-  namespaces: kindArray(namespaceRowSchema),
-  workloads: kindArray(workloadRowSchema),
-  pods: kindArray(podRowSchema),
-  services: kindArray(serviceRowSchema),
-  ingresses: kindArray(ingressRowSchema),
-  pvcs: kindArray(pvcRowSchema),
-  events: kindArray(eventRowSchema),
-  jobs: kindArray(jobRowSchema),
-  hpas: kindArray(hpaRowSchema),
-  network_policies: kindArray(networkPolicyRowSchema),
-  resource_quotas: kindArray(resourceQuotaRowSchema),
-  endpoint_slices: kindArray(endpointSliceRowSchema),
-  collection: collectionSchema.nullable().default(null),
-  /** v1.1: absent or null is `undefined` (not collected, never pruned). */
-  argocd_applications: kindArray(argocdApplicationSchema),
-});
+/** The row schema of each kind array. */
+export const ROW_SCHEMAS = {
+  nodes: nodeRowSchema,
+  namespaces: namespaceRowSchema,
+  workloads: workloadRowSchema,
+  pods: podRowSchema,
+  services: serviceRowSchema,
+  ingresses: ingressRowSchema,
+  pvcs: pvcRowSchema,
+  events: eventRowSchema,
+  jobs: jobRowSchema,
+  hpas: hpaRowSchema,
+  network_policies: networkPolicyRowSchema,
+  resource_quotas: resourceQuotaRowSchema,
+  endpoint_slices: endpointSliceRowSchema,
+} as const satisfies Record<KindKey, z.ZodType>;
+
+/** The message's fields, kind arrays at their place, each kind's rows by `row`. */
+function inventoryShape<T extends Record<KindKey, z.ZodType>>(rows: T) {
+  return {
+    type: z.literal('kubernetes'),
+    schema_version: z.literal(SCHEMA_VERSION),
+    agent_id: agentId,
+    agent_version: optText(LIMITS.short),
+    timestamp: time,
+    cluster: clusterSchema,
+    nodes: kindArray(rows.nodes as T['nodes']),
+    namespaces: kindArray(rows.namespaces as T['namespaces']),
+    workloads: kindArray(rows.workloads as T['workloads']),
+    pods: kindArray(rows.pods as T['pods']),
+    services: kindArray(rows.services as T['services']),
+    ingresses: kindArray(rows.ingresses as T['ingresses']),
+    pvcs: kindArray(rows.pvcs as T['pvcs']),
+    events: kindArray(rows.events as T['events']),
+    jobs: kindArray(rows.jobs as T['jobs']),
+    hpas: kindArray(rows.hpas as T['hpas']),
+    network_policies: kindArray(rows.network_policies as T['network_policies']),
+    resource_quotas: kindArray(rows.resource_quotas as T['resource_quotas']),
+    endpoint_slices: kindArray(rows.endpoint_slices as T['endpoint_slices']),
+    collection: collectionSchema.nullable().default(null),
+    /** v1.1: absent or null is `undefined` (not collected, never pruned). */
+    argocd_applications: kindArray(argocdApplicationSchema),
+  };
+}
+
+export const inventorySchema = obj(inventoryShape(ROW_SCHEMAS));
+
+const anyRow = z.unknown();
+/**
+ * The message with every field checked except the rows of its kind arrays:
+ * each array's shape is checked (an array, or absent), its rows are kept
+ * as sent, by reference, for the sync to validate the ones that changed.
+ */
+export const envelopeSchema = obj(
+  inventoryShape(
+    Object.fromEntries(KIND_KEYS.map((k) => [k, anyRow])) as Record<
+      KindKey,
+      typeof anyRow
+    >,
+  ),
+);
 
 /** The parsed, normalized message. */
 export type Inventory = z.output<typeof inventorySchema>;
@@ -699,6 +748,15 @@ export type NetworkPolicyRow = z.output<typeof networkPolicyRowSchema>;
 export type ResourceQuotaRow = z.output<typeof resourceQuotaRowSchema>;
 export type EndpointSliceRow = z.output<typeof endpointSliceRowSchema>;
 export type ArgocdApplication = z.output<typeof argocdApplicationSchema>;
+
+/**
+ * A decoded message whose envelope is validated and whose rows are not yet
+ * (`decodeInventoryJson`): each kind array holds the rows as sent. A
+ * validated `Inventory` is one too (its rows validate to themselves).
+ */
+export type WireInventory = Omit<Inventory, KindKey> & {
+  [K in KindKey]?: readonly unknown[] | undefined;
+};
 
 /** The row type of each kind array. */
 export type KindRow = {
@@ -791,7 +849,10 @@ export function formatPath(path: readonly PropertyKey[]): string {
  * rest: `workloads[3].replicas_desired: expected an integer (+2 more)`.
  */
 export function formatIssues(error: ZodError, max = 5): string {
-  const issues = error.issues;
+  return formatIssueList(error.issues, max);
+}
+
+function formatIssueList(issues: readonly z.core.$ZodIssue[], max = 5): string {
   const shown = issues.slice(0, Math.max(1, max)).map((issue) => {
     let message = issue.message;
     if (issue.code === 'invalid_key' && issue.issues[0]) {
@@ -847,6 +908,143 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function parseInventoryJson(
   body: Buffer | Uint8Array | string,
 ): Inventory {
+  return parseInventory(decodeJson(body).value);
+}
+
+/** An exponent of three digits or more (inside strings too). */
+const LONG_EXPONENT = /[eE]\+?[0-9]{3}/g;
+/** Digits an overflowing integer part has at least (1e308 has 309). */
+const OVERFLOW_DIGITS = 309;
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** What may precede a JSON value (`:` `,` `[`, whitespace) and follow one. */
+const VALUE_BEFORE = [58, 44, 91, 32, 10, 13, 9];
+const VALUE_AFTER = [44, 125, 93, 32, 10, 13, 9];
+
+/**
+ * Whether a JSON text may hold a number literal that parses to Infinity:
+ * one with an exponent of three digits or more, or with 309 digits in a
+ * row. `JSON.stringify` writes Infinity as `null`, so such a row's bytes
+ * would not stand for what was parsed. A false match (text in a string that
+ * looks like such a number between delimiters) only costs the message its
+ * digests' shortcut.
+ */
+export function mayHoldOverflowingNumber(json: string): boolean {
+  LONG_EXPONENT.lastIndex = 0;
+  for (
+    let m = LONG_EXPONENT.exec(json);
+    m !== null;
+    m = LONG_EXPONENT.exec(json)
+  ) {
+    // A number's mantissa, back to what precedes a JSON value.
+    let i = m.index - 1;
+    while (i >= 0) {
+      const c = json.charCodeAt(i);
+      if (isDigit(c) || c === 46 || c === 45) i--;
+      else break;
+    }
+    if (i === m.index - 1) continue; // `e` after a letter: text
+    // ... and on to what follows one: what does not fit is inside a string.
+    let j = m.index + m[0].length;
+    while (j < json.length && isDigit(json.charCodeAt(j))) j++;
+    if (
+      VALUE_BEFORE.includes(json.charCodeAt(i)) &&
+      VALUE_AFTER.includes(json.charCodeAt(j))
+    ) {
+      return true;
+    }
+  }
+  // Any run of 309 digits covers a multiple of 154 (its length is more than
+  // twice that): look there only, and measure the run.
+  const step = Math.floor(OVERFLOW_DIGITS / 2);
+  for (let i = step; i < json.length; i += step) {
+    if (!isDigit(json.charCodeAt(i))) continue;
+    let start = i;
+    while (start > 0 && isDigit(json.charCodeAt(start - 1))) start--;
+    let end = i + 1;
+    while (end < json.length && isDigit(json.charCodeAt(end))) end++;
+    if (end - start >= OVERFLOW_DIGITS) return true;
+  }
+  return false;
+}
+
+/** Messages whose rows do not match their bytes (mayHoldOverflowingNumber). */
+const untrustedBytes = new WeakSet<object>();
+
+/**
+ * Whether each row of a decoded message is what its `JSON.stringify` bytes
+ * parse back to, so that equal bytes mean an equal row: false only for a
+ * message that may hold an overflowing number (mayHoldOverflowingNumber).
+ */
+export function rowBytesAreFaithful(inventory: WireInventory): boolean {
+  return !untrustedBytes.has(inventory);
+}
+
+/**
+ * Decodes a UTF-8 JSON body and validates all of it but the rows of its
+ * kind arrays, which stay as sent (`validateRows` checks them). A message
+ * that fails anywhere outside those rows is refused exactly as
+ * `parseInventoryJson` refuses it, with the reason the whole schema gives.
+ */
+export function decodeInventoryJson(
+  body: Buffer | Uint8Array | string,
+): WireInventory {
+  const { value, json } = decodeJson(body);
+  checkVersion(value);
+  const result = envelopeSchema.safeParse(value, { error: errorMap });
+  if (!result.success) {
+    // Refused: the whole schema names every issue, rows' included, in its
+    // own order.
+    return parseInventory(value);
+  }
+  const inventory = result.data as WireInventory;
+  if (mayHoldOverflowingNumber(json)) untrustedBytes.add(inventory);
+  return inventory;
+}
+
+/**
+ * The rows of each kind at the given indexes, validated and normalized as
+ * the whole schema does; a refusal names every issue as `parseInventory`
+ * would (paths from the message's root, in the schema's order), given that
+ * the envelope and every other row are valid.
+ */
+export function validateRows(
+  inventory: WireInventory,
+  indexes: Partial<Record<KindKey, readonly number[]>>,
+): Partial<Record<KindKey, Map<number, unknown>>> {
+  const issues: z.core.$ZodIssue[] = [];
+  const out: Partial<Record<KindKey, Map<number, unknown>>> = {};
+  for (const kind of KIND_KEYS) {
+    const rows = inventory[kind];
+    const wanted = indexes[kind];
+    if (rows === undefined || wanted === undefined) continue;
+    const schema: z.ZodType = ROW_SCHEMAS[kind];
+    const valid = new Map<number, unknown>();
+    for (const index of wanted) {
+      const result = schema.safeParse(rows[index], { error: errorMap });
+      if (result.success) {
+        valid.set(index, result.data);
+      } else {
+        for (const issue of result.error.issues) {
+          issues.push({ ...issue, path: [kind, index, ...issue.path] });
+        }
+      }
+    }
+    out[kind] = valid;
+  }
+  if (issues.length > 0) {
+    throw new RejectedInventoryError(formatIssueList(issues), {
+      cause: new z.ZodError(issues),
+    });
+  }
+  return out;
+}
+
+/** A body's text and its JSON value, or a refusal that quotes neither. */
+function decodeJson(body: Buffer | Uint8Array | string): {
+  value: unknown;
+  json: string;
+} {
   let json: string;
   if (typeof body === 'string') {
     json = body;
@@ -883,5 +1081,39 @@ export function parseInventoryJson(
       );
     }
   }
-  return parseInventory(value);
+  return { value, json };
+}
+
+/**
+ * The normalized message, from a decoded one and the rows `validateRows`
+ * returned. A row not among them was accepted before, byte for byte, under
+ * these rules (the sync's digests tell): it is normalized when its kind's
+ * array is first read, so a reader that needs none pays nothing.
+ */
+export function normalizedInventory(
+  inventory: WireInventory,
+  validated: Partial<Record<KindKey, ReadonlyMap<number, unknown>>>,
+): Inventory {
+  const out = { ...inventory } as Record<string, unknown>;
+  for (const kind of KIND_KEYS) {
+    const rows = inventory[kind];
+    if (rows === undefined) continue;
+    const valid = validated[kind];
+    if (valid !== undefined && valid.size === rows.length) {
+      out[kind] = rows.map((_, i) => valid.get(i));
+      continue;
+    }
+    let normalized: unknown[] | undefined;
+    Object.defineProperty(out, kind, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        normalized ??= rows.map(
+          (row, i) => valid?.get(i) ?? ROW_SCHEMAS[kind].parse(row),
+        );
+        return normalized;
+      },
+    });
+  }
+  return out as Inventory;
 }

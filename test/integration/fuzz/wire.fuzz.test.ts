@@ -5,6 +5,12 @@
  * is either refused with a RejectedInventoryError whose reason names a
  * field, and then writes nothing, or accepted and applied whole by the real
  * sync against PostgreSQL. Never another error, a crash or a partial write.
+ *
+ * The sync worker validates only the rows its stored digests do not know
+ * (issue #15): every case also goes that way, as a first sync (every row
+ * new) and as a resync after the unaltered inventory was applied (every
+ * row but the altered one known), and must be refused exactly when the
+ * whole schema refuses it, with the same reason, writing nothing.
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
@@ -13,7 +19,10 @@ import { queryOne } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
-import { parseInventoryJson } from '../../../shared/wire/inventory.ts';
+import {
+  decodeInventoryJson,
+  parseInventoryJson,
+} from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import {
@@ -103,8 +112,74 @@ describe('fuzzing the wire schema and the sync', () => {
       [agentId],
     ).then((row) => row.n);
 
+  /** What a cluster holds, to tell that a refusal changed nothing. */
+  const clusterState = async (agentId: string) =>
+    queryOne<{ state: string | null }>(
+      database.db,
+      `select c.last_snapshot_at::text || ':' || coalesce((
+         select string_agg(t.content_hash, ',' order by t.content_hash) from (
+           select content_hash from k8s_pods where cluster_id = c.id
+           union all select content_hash || coalesce(spec_facts_wire_hash, '')
+             from k8s_workloads where cluster_id = c.id
+           union all select content_hash from k8s_nodes where cluster_id = c.id
+           union all select content_hash from k8s_events where cluster_id = c.id
+           union all select content_hash from k8s_network_policies
+             where cluster_id = c.id) t), '') as state
+       from clusters c where c.agent_id = $1`,
+      [agentId],
+    ).catch(() => ({ state: null }));
+
+  const subjectOf = (agentId: string) => ({
+    clientSlug: tenant.clientSlug,
+    envSlug: tenant.envSlug,
+    agentId,
+  });
+
+  /** The reason the sync worker's path refuses `json` with, if it does. */
+  async function selectiveRefusal(json: string): Promise<string | undefined> {
+    try {
+      const wire = decodeInventoryJson(json);
+      await syncInventory(database.db, subjectOf(wire.agent_id), wire, {
+        now: () => NOW,
+      });
+      return undefined;
+    } catch (error) {
+      expect(error).toBeInstanceOf(RejectedInventoryError);
+      return (error as RejectedInventoryError).reason;
+    }
+  }
+
+  /**
+   * The sync worker's path agrees with the whole schema: as a first sync,
+   * and (given `base`, the unaltered message a minute earlier) as a resync.
+   * A refusal leaves the cluster as it was.
+   */
+  async function sameVerdict(
+    json: string,
+    refusedBy: string | undefined,
+    base: string | undefined,
+  ) {
+    if (refusedBy === undefined) return;
+    expect(await selectiveRefusal(json)).toBe(refusedBy);
+    if (base === undefined) return;
+    const agentId = decodeInventoryJson(base).agent_id;
+    await syncInventory(
+      database.db,
+      subjectOf(agentId),
+      decodeInventoryJson(base),
+      { now: () => NOW },
+    );
+    const before = await clusterState(agentId);
+    expect(await selectiveRefusal(json)).toBe(refusedBy);
+    expect(await clusterState(agentId)).toEqual(before);
+  }
+
   /** Refused with a reason naming a field, or applied whole. */
-  async function refusedOrApplied(json: string, agentId: string) {
+  async function refusedOrApplied(
+    json: string,
+    agentId: string,
+    base?: string,
+  ) {
     let inventory: ReturnType<typeof parseInventoryJson>;
     try {
       inventory = parseInventoryJson(json);
@@ -114,6 +189,7 @@ describe('fuzzing the wire schema and the sync', () => {
       expect(reason.length).toBeLessThanOrEqual(300);
       expect(reason).not.toContain('a'.repeat(100));
       expect(await clusterRows(agentId)).toBe(0);
+      await sameVerdict(json, reason, base);
       return 'refused';
     }
     const subject = {
@@ -128,6 +204,21 @@ describe('fuzzing the wire schema and the sync', () => {
       expect(error).toBeInstanceOf(RejectedInventoryError);
       expect(await clusterRows(inventory.agent_id)).toBe(0);
       return 'refused';
+    }
+    // Accepted by the whole schema: the sync worker's path accepts it too,
+    // as a first sync and as a resync, each on a cluster of its own.
+    const agent = inventory.agent_id;
+    expect(await selectiveRefusal(json.replaceAll(agent, randomUUID()))).toBe(
+      undefined,
+    );
+    if (base !== undefined) {
+      const other = randomUUID();
+      expect(await selectiveRefusal(base.replaceAll(agentId, other))).toBe(
+        undefined,
+      );
+      expect(await selectiveRefusal(json.replaceAll(agent, other))).toBe(
+        undefined,
+      );
     }
     const pods = await queryOne<{ n: number }>(
       database.db,
@@ -171,9 +262,14 @@ describe('fuzzing the wire schema and the sync', () => {
           const all = jsonPaths(inventory).filter((p) => p.length > 0);
           const path = all[pick % all.length] as JsonPath;
           const mutated = withValueAt(inventory, path, build(value), remove);
+          // The unaltered message a minute earlier: a resync's stored rows.
+          const base = toJson({
+            ...inventory,
+            timestamp: '2026-06-15T11:59:00Z',
+          });
 
           // Act & Assess
-          outcomes[await refusedOrApplied(toJson(mutated), agentId)]++;
+          outcomes[await refusedOrApplied(toJson(mutated), agentId, base)]++;
         },
       ),
       { numRuns: RUNS, seed: SEED },

@@ -218,12 +218,12 @@ describe('syncInventory', () => {
   });
 
   it('refuses a snapshot holding a value its column cannot, naming the field and never the value', async () => {
-    // Prepare: past the wire schema (which refuses it first), as a
-    // schema that drifted from a column would let it through.
+    // Prepare: a snapshot the wire schema accepts (the sync validates every
+    // new row) and a column refuses: two nodes with one uid.
     const inv = small(33);
-    const pod = inv.pods?.[0];
-    if (!pod) throw new Error('the generated inventory has pods');
-    pod.restart_count = 3_000_000_000;
+    const [first, second] = inv.nodes ?? [];
+    if (!first || !second) throw new Error('the generated inventory has nodes');
+    second.uid = first.uid;
 
     // Act
     const result = syncInventory(
@@ -236,7 +236,9 @@ describe('syncInventory', () => {
     // Assess
     await expect(result).rejects.toBeInstanceOf(RejectedInventoryError);
     await expect(result).rejects.toMatchObject({
-      reason: 'pods: the database refused a number out of range for its column',
+      reason: expect.stringMatching(
+        /^nodes: the database refused two rows with the same key/,
+      ),
     });
     const stored = await query(
       database.db,

@@ -356,8 +356,8 @@ describe('kind definitions', () => {
             content_hash = excluded.content_hash,
             updated_at = now()
           where t.content_hash is distinct from excluded.content_hash",
-        "workloads": "insert into k8s_workloads as t (cluster_id, namespace_id, namespace, name, uid, labels, created_at, kind, replicas_desired, replicas_ready, replicas_available, conditions, strategy, service_account, containers, annotations, helm_release, helm_chart, helm_chart_version, spec_facts, spec_facts_hash, spec_facts_at, content_hash)
-          select $1, ns.id, r.namespace, r.name, r.uid, r.labels, r.created_at, r.kind, r.replicas_desired, r.replicas_ready, r.replicas_available, r.conditions, r.strategy, r.service_account, r.containers, r.annotations, r.helm_release, r.helm_chart, r.helm_chart_version, r.spec_facts, r.spec_facts_hash, r.spec_facts_at, r.content_hash
+        "workloads": "insert into k8s_workloads as t (cluster_id, namespace_id, namespace, name, uid, labels, created_at, kind, replicas_desired, replicas_ready, replicas_available, conditions, strategy, service_account, containers, annotations, helm_release, helm_chart, helm_chart_version, spec_facts, spec_facts_hash, spec_facts_at, content_hash, spec_facts_wire_hash)
+          select $1, ns.id, r.namespace, r.name, r.uid, r.labels, r.created_at, r.kind, r.replicas_desired, r.replicas_ready, r.replicas_available, r.conditions, r.strategy, r.service_account, r.containers, r.annotations, r.helm_release, r.helm_chart, r.helm_chart_version, r.spec_facts, r.spec_facts_hash, r.spec_facts_at, r.content_hash, r.spec_facts_wire_hash
           from jsonb_populate_recordset(null::k8s_workloads, $2::jsonb) r
           left join k8s_namespaces ns on ns.cluster_id = $1 and ns.name = r.namespace
           on conflict (cluster_id, kind, namespace, name) do update set
@@ -377,6 +377,7 @@ describe('kind definitions', () => {
             helm_chart = excluded.helm_chart,
             helm_chart_version = excluded.helm_chart_version,
             content_hash = excluded.content_hash,
+            spec_facts_wire_hash = excluded.spec_facts_wire_hash,
             updated_at = now()
           where t.content_hash is distinct from excluded.content_hash",
       }
@@ -385,43 +386,43 @@ describe('kind definitions', () => {
 
   it("generates the stored rows' listing pinned here", () => {
     expect(storedRowsStatement(KIND_ORDER)).toMatchInlineSnapshot(`
-      "select 'nodes' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      "select 'nodes' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_nodes where cluster_id = $1
       union all
-      select 'namespaces' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'namespaces' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_namespaces where cluster_id = $1
       union all
-      select 'workloads' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, spec_facts_hash, spec_facts_at
+      select 'workloads' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, spec_facts_hash, spec_facts_at, spec_facts_wire_hash
              from k8s_workloads where cluster_id = $1
       union all
-      select 'pods' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'pods' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_pods where cluster_id = $1
       union all
-      select 'services' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'services' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_services where cluster_id = $1
       union all
-      select 'ingresses' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'ingresses' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_ingresses where cluster_id = $1
       union all
-      select 'pvcs' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'pvcs' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_pvcs where cluster_id = $1
       union all
-      select 'events' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'events' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_events where cluster_id = $1
       union all
-      select 'jobs' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'jobs' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_jobs where cluster_id = $1
       union all
-      select 'hpas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'hpas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_hpas where cluster_id = $1
       union all
-      select 'network_policies' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'network_policies' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_network_policies where cluster_id = $1
       union all
-      select 'resource_quotas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'resource_quotas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_resource_quotas where cluster_id = $1
       union all
-      select 'endpoint_slices' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at
+      select 'endpoint_slices' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
              from k8s_endpoint_slices where cluster_id = $1"
     `);
   });
