@@ -94,6 +94,8 @@ export interface ProcessedRecord {
   decodeMs: number;
   /** The sync transaction, lock wait included. */
   syncMs: number;
+  /** Of syncMs, the digests and the schema on the changed rows. */
+  validationMs: number;
 }
 
 /** Room kept, beyond the transaction bound, to read and settle a record. */
@@ -182,6 +184,7 @@ async function processMessage(
       finishedAt: Date.now(),
       decodeMs,
       syncMs: result.durationMs,
+      validationMs: result.validationMs,
     });
     if (deps.seriesWrites && result.outcome === 'applied') {
       await deps.seriesWrites.enqueue(result.inventory, result);
@@ -241,6 +244,7 @@ async function processMessage(
       finishedAt: Date.now(),
       decodeMs: decodeMs || Date.now() - startedAt,
       syncMs: 0,
+      validationMs: 0,
     });
     return 'rejected';
   }

@@ -108,6 +108,11 @@ export interface SyncResult {
   linkage: LinkageCounts;
   durationMs: number;
   /**
+   * Of durationMs, the client's CPU-bound work under the lock before any
+   * write: each row's digest and the schema on the new or changed rows.
+   */
+  validationMs: number;
+  /**
    * The snapshot as the whole wire schema normalizes it. Its rows the sync
    * found unchanged were not validated again: they are normalized when a
    * kind's array is first read (the series write, after the commit).
@@ -503,8 +508,10 @@ export async function syncInventory(
         storedByKind.set(row.kind, byKey);
         byKey.set(row.key, row);
       }
+      const checking = performance.now();
       const { rows, validated } = checkRows(inventory, present, storedByKind);
       const normalized = normalizedInventory(inventory, validated);
+      const validationMs = performance.now() - checking;
 
       const applied = {
         at: cluster.last_snapshot_at,
@@ -525,6 +532,7 @@ export async function syncInventory(
             notNewer: new Set((rows.workloads ?? []).map((w) => w.key)).size,
           },
           durationMs: performance.now() - started,
+          validationMs,
           inventory: normalized,
         };
       }
@@ -570,6 +578,7 @@ export async function syncInventory(
         linkage,
         facts,
         durationMs: performance.now() - started,
+        validationMs,
         inventory: normalized,
       };
     },
