@@ -531,8 +531,16 @@ async function readDeploys(
        or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))))`,
     `e.details ? 'namespace'`,
     `case when apps.name is null then ${fallback} else apps.concerns end`,
-    clusterInScope(p, cluster, scope),
   ];
+  if (q.namespace) {
+    // What the rule above implies, in a form the namespace and app-name
+    // indexes (migrations/0019) answer: the view's namespace, or an app
+    // that concerns the view. Without it every deploy of the client's
+    // window is read to keep the view's few.
+    where.push(`(${fallback} or e.details ->> 'app_name' = any(array(
+      select apps.name from apps where apps.concerns)))`);
+  }
+  where.push(clusterInScope(p, cluster, scope));
   const rows = await query<DeployRow>(
     db,
     `with apps as (
@@ -606,15 +614,15 @@ async function readAlerts(
   // One alert of the group must match: its namespace label always, and for
   // a workload its workload label or a pod label of the right shape.
   let match = `a ->> 'namespace' <> ''`;
-  // A namespace view drops a group none of whose alerts carries the
-  // namespace before the sort (containment, not one row per alert; label
-  // values are strings: shared/webhooks/alertmanager.ts), so only the
-  // groups that can match are sorted and walked alert by alert below.
+  // A namespace view reads only the groups one of whose alerts carries the
+  // namespace, through their `client/namespace` keys (migrations/0019), so
+  // only those are sorted and walked alert by alert below.
   let holds = 'true';
   if (q.namespace) {
     const ns = p.add(q.namespace);
     match = `a ->> 'namespace' = ${ns}`;
-    holds = `g.alert_labels @> jsonb_build_array(jsonb_build_object('namespace', ${ns}::text))`;
+    holds = `alert_group_namespace_keys(g.client_id, g.alert_labels)
+           @> array[${p.add(cluster.clientId)}::uuid::text || '/' || ${ns}]`;
   }
   if (q.namespace && q.workload) {
     const name = p.add(q.workload);
