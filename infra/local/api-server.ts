@@ -137,7 +137,12 @@ export async function startApiServer(
       write(res, errorResult(501, 'not_implemented', 'route not implemented'));
       return;
     }
-    const claims = await verifyBearer(req.headers.authorization);
+    // A public route has no JWT authorizer in AWS (a webhook's bearer is its
+    // source's secret, not a token): nothing is verified, no claims.
+    const claims =
+      match.route.access.shape === 'public'
+        ? undefined
+        : await verifyBearer(req.headers.authorization);
     const event = toEvent(req, url, match, claims, body);
     const result = await handler(event, lambdaContext(match.route.name, event));
     write(res, normalize(result));

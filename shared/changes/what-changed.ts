@@ -163,8 +163,11 @@ export interface TimelineItem {
 
 /** Drops the fields with no value: optional fields are omitted when empty. */
 function compact(item: TimelineItem): TimelineItem {
+  // A for-in loop, not Object.entries: a read compacts up to 600 items.
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(item)) {
+  const fields = item as unknown as Record<string, unknown>;
+  for (const key in fields) {
+    const value = fields[key];
     if (value === undefined || value === null || value === '') continue;
     if (Array.isArray(value) && value.length === 0) continue;
     out[key] = value;
@@ -397,18 +400,20 @@ function keep<R>(rows: R[], cap: number): { rows: R[]; truncated: boolean } {
 
 // -------------------------------------------------------------- changes
 
+// Only the fields the items show are read out of `details` (a recorded
+// change always names its kind, namespace and name as strings:
+// shared/changes/record.ts), so the rest of the document is neither sent
+// nor parsed.
 interface ChangeRow extends Record<string, unknown> {
   id: string;
   event_type: string;
   severity: string;
   summary: string;
-  details: {
-    kind?: string;
-    namespace?: string;
-    name?: string;
-    changes?: unknown[];
-    truncated?: boolean;
-  };
+  kind: string | null;
+  namespace: string | null;
+  name: string | null;
+  changes: unknown[] | null;
+  changes_truncated: boolean;
   time: Date;
 }
 
@@ -436,7 +441,10 @@ async function readChanges(
   where.push(clusterInScope(p, cluster, scope));
   const rows = await query<ChangeRow>(
     db,
-    `select e.id, e.event_type, e.severity, e.summary, e.details,
+    `select e.id, e.event_type, e.severity, e.summary,
+            e.details ->> 'kind' as kind, e.details ->> 'namespace' as namespace,
+            e.details ->> 'name' as name, e.details -> 'changes' as changes,
+            coalesce(e.details -> 'truncated' = 'true', false) as changes_truncated,
             coalesce(e.scanned_at, e.created_at) as time
      from change_events e
      where ${where.join(' and ')}
@@ -452,34 +460,33 @@ async function readChanges(
       time: r.time.toISOString(),
       kind: 'change',
       title: r.summary,
-      detail: `${r.details.kind} ${r.details.namespace}/${r.details.name}`,
+      detail: `${r.kind ?? undefined} ${r.namespace ?? undefined}/${r.name ?? undefined}`,
       link: `/changes/${r.id}`,
       severity: r.severity,
       type: r.event_type,
-      namespace: r.details.namespace,
-      object_kind: r.details.kind,
-      object_name: r.details.name,
-      changes: r.details.changes,
-      ...(r.details.truncated === true
-        ? { changes_truncated: true as const }
-        : {}),
+      namespace: r.namespace ?? undefined,
+      object_kind: r.kind ?? undefined,
+      object_name: r.name ?? undefined,
+      changes: r.changes ?? undefined,
+      ...(r.changes_truncated ? { changes_truncated: true as const } : {}),
     })),
   };
 }
 
 // -------------------------------------------------------------- deploys
 
+// Only the four fields the items show are read out of `details`: a
+// deploy's details also hold its synced resources (up to 200, with their
+// messages), which the timeline never shows.
 interface DeployRow extends Record<string, unknown> {
   id: string;
   event_type: string;
   severity: string;
   summary: string;
-  details: {
-    app_name?: string;
-    namespace?: string;
-    revision?: string | null;
-    actor?: string | null;
-  };
+  app_name: string | null;
+  namespace: string | null;
+  revision: string | null;
+  actor: string | null;
   time: Date;
   client_wide: boolean;
   attributed: boolean;
@@ -524,8 +531,16 @@ async function readDeploys(
        or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))))`,
     `e.details ? 'namespace'`,
     `case when apps.name is null then ${fallback} else apps.concerns end`,
-    clusterInScope(p, cluster, scope),
   ];
+  if (q.namespace) {
+    // What the rule above implies, in a form the namespace and app-name
+    // indexes (migrations/0019) answer: the view's namespace, or an app
+    // that concerns the view. Without it every deploy of the client's
+    // window is read to keep the view's few.
+    where.push(`(${fallback} or e.details ->> 'app_name' = any(array(
+      select apps.name from apps where apps.concerns)))`);
+  }
+  where.push(clusterInScope(p, cluster, scope));
   const rows = await query<DeployRow>(
     db,
     `with apps as (
@@ -535,7 +550,9 @@ async function readDeploys(
        where a.client_id = ${p.add(cluster.clientId)}
        group by a.name
      )
-     select e.id, e.event_type, e.severity, e.summary, e.details,
+     select e.id, e.event_type, e.severity, e.summary,
+            e.details ->> 'app_name' as app_name, e.details ->> 'namespace' as namespace,
+            e.details ->> 'revision' as revision, e.details ->> 'actor' as actor,
             coalesce(e.scanned_at, e.created_at) as time,
             e.environment_id is null as client_wide,
             apps.name is not null as attributed
@@ -551,10 +568,10 @@ async function readDeploys(
   const items = kept.rows.map((r): TimelineItem => {
     const scoped = r.client_wide && !r.attributed;
     if (scoped) clientWide++;
-    const revision = r.details.revision?.slice(0, REVISION_CHARS);
+    const revision = r.revision?.slice(0, REVISION_CHARS);
     const detail = [
-      `app ${r.details.app_name}`,
-      `namespace ${r.details.namespace}`,
+      `app ${r.app_name ?? undefined}`,
+      `namespace ${r.namespace ?? undefined}`,
       ...(revision ? [`revision ${revision}`] : []),
     ].join(' · ');
     return {
@@ -566,8 +583,8 @@ async function readDeploys(
       link: `/changes/${r.id}`,
       severity: r.severity,
       type: r.event_type,
-      namespace: r.details.namespace,
-      actor: r.details.actor ?? undefined,
+      namespace: r.namespace ?? undefined,
+      actor: r.actor ?? undefined,
       ...(scoped ? { scope: 'client' as const } : {}),
     };
   });
@@ -597,7 +614,16 @@ async function readAlerts(
   // One alert of the group must match: its namespace label always, and for
   // a workload its workload label or a pod label of the right shape.
   let match = `a ->> 'namespace' <> ''`;
-  if (q.namespace) match = `a ->> 'namespace' = ${p.add(q.namespace)}`;
+  // A namespace view reads only the groups one of whose alerts carries the
+  // namespace, through their `client/namespace` keys (migrations/0019), so
+  // only those are sorted and walked alert by alert below.
+  let holds = 'true';
+  if (q.namespace) {
+    const ns = p.add(q.namespace);
+    match = `a ->> 'namespace' = ${ns}`;
+    holds = `alert_group_namespace_keys(g.client_id, g.alert_labels)
+           @> array[${p.add(cluster.clientId)}::uuid::text || '/' || ${ns}]`;
+  }
   if (q.namespace && q.workload) {
     const name = p.add(q.workload);
     const labels = q.kinds.map((k) => `a ->> '${WORKLOAD_LABEL[k]}' = ${name}`);
@@ -619,6 +645,7 @@ async function readAlerts(
          and g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}
          and (g.environment_id = ${env} or (g.environment_id is null and exists (
            select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})))
+         and ${holds}
          and ${clusterInScope(p, cluster, scope)}
        order by g.first_fired_at desc, g.id desc
        offset 0

@@ -387,6 +387,41 @@ describe('the what-changed timeline', () => {
     ]);
   });
 
+  it('keeps a deploy its Application attributes to the view, whatever namespace the notification names', async () => {
+    // Prepare: platform deploys into its own namespace and owns a workload
+    // in payments; a legacy deploy into platform is unknown to every agent.
+    await application(w.cluster, 'platform', w.cluster.id, 'platform', [
+      { kind: 'Deployment', namespace: 'payments', name: 'pay-api' },
+    ]);
+    const owned = await deploy(w.prod, 20, 'platform', 'platform');
+    await deploy(w.prod, 19, 'legacy', 'platform');
+
+    // Act
+    const ids = async (q: Partial<WhatChangedQuery>) =>
+      (await read(w.cluster, q, { readable: ['deploys'] })).items.map(
+        (i) => i.id,
+      );
+
+    // Assess: by its Application in payments (namespace and workload), by
+    // its destination in platform, nowhere else.
+    expect(await ids({ namespace: 'payments' })).toEqual([`deploy:${owned}`]);
+    expect(
+      await ids({
+        namespace: 'payments',
+        workload: 'pay-api',
+        kinds: ['Deployment'],
+      }),
+    ).toEqual([`deploy:${owned}`]);
+    expect(
+      await ids({
+        namespace: 'payments',
+        workload: 'pay-web',
+        kinds: ['Deployment'],
+      }),
+    ).toEqual([]);
+    expect(await ids({ namespace: 'platform' })).toContain(`deploy:${owned}`);
+  });
+
   it('matches alerts by namespace label and, for a workload, its label or a pod of the right shape', async () => {
     // Prepare
     const byPod = await alertGroup(20, 'g1', [
@@ -472,6 +507,26 @@ describe('the what-changed timeline', () => {
     expect(namespace.notes).toEqual(
       expect.arrayContaining([SHARED_ENVIRONMENT_NOTE]),
     );
+  });
+
+  it('matches a group by any of its alerts, the namespace shown being the matching one', async () => {
+    // Prepare: the ledger namespace is on the group's second alert only.
+    const group = await alertGroup(12, 'g-ledger', [
+      { alertname: 'X', namespace: 'books' },
+      { alertname: 'X', namespace: 'ledger', pod: 'post-0' },
+    ]);
+
+    // Act
+    const view = async (q: Partial<WhatChangedQuery>) =>
+      (await read(w.cluster, q, { readable: ['alerts'] })).items
+        .filter((i) => i.id === `alert:${group}`)
+        .map((i) => i.namespace);
+
+    // Assess
+    expect(await view({ namespace: 'ledger' })).toEqual(['ledger']);
+    expect(await view({ namespace: 'books' })).toEqual(['books']);
+    expect(await view({ namespace: 'post' })).toEqual([]);
+    expect(await view({})).toEqual(['books']);
   });
 
   it('gives the shared-environment note only when the environment has another cluster', async () => {
