@@ -534,7 +534,7 @@ async function readDeploys(
   ];
   if (q.namespace) {
     // What the rule above implies, in a form the namespace and app-name
-    // indexes (migrations/0019) answer: the view's namespace, or an app
+    // indexes (migrations/0020) answer: the view's namespace, or an app
     // that concerns the view. Without it every deploy of the client's
     // window is read to keep the view's few.
     where.push(`(${fallback} or e.details ->> 'app_name' = any(array(
@@ -615,7 +615,7 @@ async function readAlerts(
   // a workload its workload label or a pod label of the right shape.
   let match = `a ->> 'namespace' <> ''`;
   // A namespace view reads only the groups one of whose alerts carries the
-  // namespace, through their `client/namespace` keys (migrations/0019), so
+  // namespace, through their `client/namespace` keys (migrations/0020), so
   // only those are sorted and walked alert by alert below.
   let holds = 'true';
   if (q.namespace) {
