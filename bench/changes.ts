@@ -23,7 +23,6 @@
  * this machine, which a busy machine inflates less.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import type { Scope } from '../shared/auth/access.ts';
 import {
@@ -41,7 +40,7 @@ import {
 } from '../shared/db/pool.ts';
 import { addWebhookSource } from '../shared/webhooks/sources.ts';
 import { startTestApi } from '../test/helpers/api-server.ts';
-import { benchDatabase, ms, percentile } from './common.ts';
+import { benchDatabase, ms, percentile, postgresCpuMs } from './common.ts';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 500_000);
 const ALERT_GROUPS = Number(process.env.BENCH_ALERT_GROUPS ?? 200_000);
@@ -186,34 +185,6 @@ function cpuPer(since: NodeJS.CpuUsage, operations: number): string {
   return `${((used.user + used.system) / 1000 / operations).toFixed(2)} ms`;
 }
 
-/**
- * The CPU time in ms that this database's PostgreSQL processes have used,
- * from /proc: known only when the server runs on this machine (else
- * undefined, and not printed). Most of a read's CPU is the server's, and a
- * loaded machine inflates wall clock far more than CPU time. A backend that
- * exits between two samples takes its time with it (the pool keeps its
- * connections for 30 s, longer than each loop).
- */
-async function serverCpuMs(): Promise<number | undefined> {
-  const backends = await query<{ pid: number }>(
-    db,
-    'select pid from pg_stat_activity where datname = current_database()',
-  );
-  let ticks = 0;
-  try {
-    for (const { pid } of backends) {
-      const command = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-      if (!command.startsWith('postgres')) return undefined;
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    }
-  } catch {
-    return undefined;
-  }
-  return ticks * 10; // USER_HZ = 100
-}
-
 function serverCpuPer(
   since: number | undefined,
   now: number | undefined,
@@ -305,7 +276,7 @@ const views: WhatChangedQuery[] = [
 ];
 const started = performance.now();
 const readCpu = process.cpuUsage();
-const readServerCpu = await serverCpuMs();
+const readServerCpu = await postgresCpuMs(db);
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
     while (next < REQUESTS) {
@@ -320,7 +291,7 @@ const p99 = percentile(latencies, 99);
 const readCpuUsed = cpuPer(readCpu, REQUESTS);
 const readServerCpuUsed = serverCpuPer(
   readServerCpu,
-  await serverCpuMs(),
+  await postgresCpuMs(db),
   REQUESTS,
 );
 console.log(
@@ -368,7 +339,7 @@ let sent = 0;
 let failed = 0;
 const posting = performance.now();
 const postCpu = process.cpuUsage();
-const postServerCpu = await serverCpuMs();
+const postServerCpu = await postgresCpuMs(db);
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
     while (sent < NOTIFICATIONS) {
@@ -396,7 +367,7 @@ const rate = NOTIFICATIONS / ((performance.now() - posting) / 1000);
 const postCpuUsed = cpuPer(postCpu, NOTIFICATIONS);
 const postServerCpuUsed = serverCpuPer(
   postServerCpu,
-  await serverCpuMs(),
+  await postgresCpuMs(db),
   NOTIFICATIONS,
 );
 console.log(

@@ -2,7 +2,7 @@
  * Shared set-up for benchmarks: a PostgreSQL server (DATABASE_URL's, else an
  * embedded one under a temp dir) and a fresh migrated database.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../shared/db/embedded.ts';
@@ -87,3 +87,31 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 export const ms = (v: number) => `${v.toFixed(0)} ms`;
+
+/**
+ * The CPU time in ms that this database's PostgreSQL processes have used,
+ * from /proc: known only when the server runs on this machine (else
+ * undefined, and not printed). Most of a read's CPU is the server's, and a
+ * loaded machine inflates wall clock far more than CPU time. A backend that
+ * exits between two samples takes its time with it (the pool keeps its
+ * connections for 30 s, longer than each loop).
+ */
+export async function postgresCpuMs(db: Db): Promise<number | undefined> {
+  const backends = await query<{ pid: number }>(
+    db,
+    'select pid from pg_stat_activity where datname = current_database()',
+  );
+  let ticks = 0;
+  try {
+    for (const { pid } of backends) {
+      const command = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+      if (!command.startsWith('postgres')) return undefined;
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    }
+  } catch {
+    return undefined;
+  }
+  return ticks * 10; // USER_HZ = 100
+}

@@ -7,8 +7,11 @@
  * re-stamped per publish, gzip as agents send them).
  *
  * Prints resyncs per second, publish-to-commit p50/p99, where each resync's
- * time went (bridge, queue wait, decode + parse + validation, the sync
- * transaction) and this process's CPU, and the implied fleet size: how many
+ * time went (bridge, queue wait, decode and parse, validation, the
+ * database), the CPU split by stage (decode and parse and validation are
+ * synchronous, so their time is CPU; PostgreSQL's own CPU is read from
+ * /proc; the rest of this process's CPU is the bridge, the queue emulator,
+ * the poller and the sync's client side), and the implied fleet size: how many
  * clusters one sync worker (one record at a time) carries on the spec's
  * 5-minute interval, from the mean worker time per resync.
  */
@@ -22,7 +25,7 @@ import {
   type SizeName,
 } from '../shared/fixtures/generate.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
-import { median, percentile } from './common.ts';
+import { median, percentile, postgresCpuMs } from './common.ts';
 import { agentOf, BASE_AGENT, startBenchIngest } from './ingest-stack.ts';
 
 const { values } = parseArgs({
@@ -124,6 +127,7 @@ async function main() {
   );
   const steadyFrom = processed.length;
   const cpuBefore = process.cpuUsage();
+  const postgresBefore = await postgresCpuMs(stack.database.db);
   publishCpuMs = 0;
   const start = Date.now();
   const gap = (INTERVAL_S * 1000) / CLUSTERS;
@@ -146,6 +150,7 @@ async function main() {
   }
   const wallMs = Date.now() - start;
   const cpu = process.cpuUsage(cpuBefore);
+  const postgresAfter = await postgresCpuMs(stack.database.db);
 
   const steady = processed
     .slice(steadyFrom)
@@ -154,7 +159,8 @@ async function main() {
   const bridge: number[] = [];
   const queue: number[] = [];
   const decode: number[] = [];
-  const sync: number[] = [];
+  const validation: number[] = [];
+  const database: number[] = [];
   for (const p of steady) {
     const published = publishedAt.get(p.streamSeq ?? -1);
     const forwarded = sentAt.get(p.streamSeq ?? -1);
@@ -163,9 +169,20 @@ async function main() {
     bridge.push(forwarded - published);
     queue.push(p.startedAt - forwarded);
     decode.push(p.decodeMs);
-    sync.push(p.syncMs);
+    validation.push(p.validationMs);
+    database.push(p.syncMs - p.validationMs);
   }
-  const worker = mean(decode) + mean(sync);
+  const worker = mean(decode) + mean(validation) + mean(database);
+  const perResync = (total: number) => total / Math.max(steady.length, 1);
+  const decodeCpu = mean(decode);
+  const validationCpu = mean(validation);
+  const processCpu = perResync((cpu.user + cpu.system) / 1000);
+  const restCpu =
+    processCpu - decodeCpu - validationCpu - perResync(publishCpuMs);
+  const postgresCpu =
+    postgresBefore === undefined || postgresAfter === undefined
+      ? undefined
+      : perResync(postgresAfter - postgresBefore);
   const row = (name: string, v: number[]) =>
     `  ${name.padEnd(34)} p50 ${ms(median(v)).padStart(8)}  p99 ${ms(percentile(v, 99)).padStart(8)}  mean ${ms(mean(v)).padStart(8)}`;
   const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -178,8 +195,11 @@ async function main() {
       'where a resync went (wall time):',
       row('bridge (publish → SQS ok)', bridge),
       row('queue (SQS ok → handler)', queue),
-      row('decode + parse + validation', decode),
-      row('sync transaction (database)', sync),
+      row('decode and parse (envelope)', decode),
+      row('validation (digests, changed rows)', validation),
+      row('database (the rest of the sync)', database),
+      'CPU per resync by stage:',
+      `  decode and parse ${ms1(decodeCpu)}, validation ${ms1(validationCpu)}, database (PostgreSQL) ${postgresCpu === undefined ? 'not on this machine' : ms1(postgresCpu)}, bridge + queue + poller + sync client ${ms1(restCpu)}`,
       `this process's CPU (publisher, bridge, poller, sync): ${ms(cpuMs)} over ${ms(wallMs)} wall, ${((cpuMs / wallMs) * 100).toFixed(0)}% of one core; publisher's gzip and re-stamping ${ms(publishCpuMs)}`,
       `implied fleet: one sync worker at ${ms(worker)} a resync carries ${Math.floor((FLEET_INTERVAL_S * 1000) / Math.max(worker, 1))} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval`,
     ].join('\n'),
@@ -188,5 +208,7 @@ async function main() {
   await nc.close();
   await stack.stop();
 }
+
+const ms1 = (v: number) => `${v.toFixed(1)} ms`;
 
 await main();
