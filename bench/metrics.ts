@@ -211,10 +211,9 @@ try {
   // requests, over the same connections), and can answer them from memory
   // (so the route's own work is measured without the store's noise).
   const http = metricsHttp();
-  let recorded: {
-    request: MetricsHttpRequest;
-    response: MetricsHttpResponse;
-  }[] = [];
+  let recorded:
+    | { request: MetricsHttpRequest; response: MetricsHttpResponse }[]
+    | undefined;
   let replay: Map<string, MetricsHttpResponse> | undefined;
   const exchangeKey = (request: MetricsHttpRequest) =>
     `${request.url.href} ${String(request.body)}`;
@@ -222,7 +221,7 @@ try {
     const known = replay?.get(exchangeKey(request));
     if (known) return known;
     const response = await http(request);
-    recorded.push({ request, response });
+    recorded?.push({ request, response });
     return response;
   };
   const store = prometheusStore({ baseUrl: vm.url, http: transport });
@@ -272,6 +271,7 @@ try {
       recorded = [];
       const { body } = await route();
       const exchanges = recorded;
+      recorded = undefined;
       const points = (
         JSON.parse(body ?? '{}') as {
           data: { series: { data: unknown[] }[] };
