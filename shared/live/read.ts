@@ -215,7 +215,12 @@ function parseReply<Q extends KubeQueryName>(
   try {
     reply = parseKubeQueryReply(
       route,
-      JSON.parse(Buffer.from(bytes).toString('utf8')),
+      // A view of the reply's bytes, not a copy (a manifest is ~100 KB).
+      JSON.parse(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
+          'utf8',
+        ),
+      ),
     );
   } catch (error) {
     throw agentError(
