@@ -66,11 +66,16 @@ class StepTimes {
   }
 }
 
-/** A statement's name in the profile: its verb and table. */
+/** A statement's name in the profile: its verb and table(s) written or read. */
 function statementName(text: string): string {
   const sql = text.replace(/\s+/g, ' ').trim().toLowerCase();
-  const verb =
-    /^(?:with .*?\) )?(insert into|update|delete from|select)\b/.exec(sql);
+  const written = [...sql.matchAll(/(?:insert into|update) ([a-z_.]+)/g)].map(
+    (m) => m[1],
+  );
+  if (sql.startsWith('with ') && written.length > 0) {
+    return `sql with insert ${written.join(' + ')}`;
+  }
+  const verb = /^(insert into|update|delete from|select)\b/.exec(sql);
   const table = /(?:insert into|update|from) ([a-z_.]+)/.exec(sql);
   return `sql ${verb?.[1]?.split(' ')[0] ?? sql.slice(0, 12)} ${table?.[1] ?? ''}`;
 }
