@@ -69,9 +69,9 @@ class StepTimes {
 /** A statement's name in the profile: its verb and table(s) written or read. */
 function statementName(text: string): string {
   const sql = text.replace(/\s+/g, ' ').trim().toLowerCase();
-  const written = [...sql.matchAll(/(?:insert into|update) ([a-z_.]+)/g)].map(
-    (m) => m[1],
-  );
+  const written = [
+    ...sql.matchAll(/(?:insert into|(?<!do )update) ([a-z_.]+)/g),
+  ].map((m) => m[1]);
   if (sql.startsWith('with ') && written.length > 0) {
     return `sql with insert ${written.join(' + ')}`;
   }
