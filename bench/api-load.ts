@@ -13,6 +13,12 @@ export interface LoadBatch {
   token: string;
   paths: string[];
   concurrency: number;
+  /**
+   * Send over the connections kept from the previous batch that said so
+   * (a caller sending one request per batch would otherwise connect anew
+   * each time).
+   */
+  reuseConnections?: boolean;
 }
 
 export interface LoadResult {
@@ -39,8 +45,13 @@ function get(agent: Agent, url: string, token: string): Promise<number> {
   });
 }
 
+let kept: Agent | undefined;
+
 async function runBatch(batch: LoadBatch): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: batch.concurrency });
+  const fresh = () =>
+    new Agent({ keepAlive: true, maxSockets: batch.concurrency });
+  if (batch.reuseConnections) kept ??= fresh();
+  const agent = batch.reuseConnections && kept ? kept : fresh();
   const latencies: number[] = [];
   const failures = new Map<number, number>();
   let next = 0;
@@ -59,7 +70,7 @@ async function runBatch(batch: LoadBatch): Promise<LoadResult> {
   await Promise.all(Array.from({ length: batch.concurrency }, loop));
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  agent.destroy();
+  if (agent !== kept) agent.destroy();
   return {
     latencies,
     failures: [...failures],

@@ -25,10 +25,18 @@ export interface BenchDatabaseOptions {
   reuse?: boolean;
 }
 
+/**
+ * `name`, plus BENCH_DB_SUFFIX when set: runs sharing one PostgreSQL
+ * server each keep their own databases.
+ */
 export async function benchDatabase(
-  name: string,
+  baseName: string,
   options: BenchDatabaseOptions = {},
 ): Promise<BenchDatabase> {
+  const name = `${baseName}${process.env.BENCH_DB_SUFFIX ?? ''}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) {
+    throw new Error(`not a database name: ${name}`);
+  }
   let adminUrl = process.env.DATABASE_URL;
   let stop: (() => Promise<void>) | undefined;
   let dir: string | undefined;

@@ -4,12 +4,17 @@
  * resolution (BENCH_METRICS_CLUSTERS, BENCH_METRICS_DAYS to change that).
  *
  * Prints, for one cluster, p50/p99 of each of the ten queries over 24 hours
- * and over 7 days: the store's own time (the same PromQL sent straight to
- * VictoriaMetrics), the metrics read's (validation, the selector, the
- * store, ranking and shaping) and the route's (the Lambda handler of
- * get-cluster-metrics: the caller's grants and the cluster read from
- * PostgreSQL, the query string, the read, the JSON body), and the route's
- * overhead over the store.
+ * and over 7 days (BENCH_METRICS_RUNS runs, interleaved so each sees the
+ * same machine):
+ * - store: the store's own time, on exactly the requests the route sent
+ *   (recorded from its transport), over the same connections, at once as
+ *   the route sends them, each answer read to its end and not parsed;
+ * - route: the Lambda handler of get-cluster-metrics (the caller's grants
+ *   and the cluster read from PostgreSQL, the query string, the store,
+ *   parsing, ranking and shaping, the JSON body);
+ * - route − store: what the route adds;
+ * - route alone: the route with the store's answers replayed from memory,
+ *   so its own work, without the store's noise.
  *
  * Then what writing a large cluster's series costs: on the sync's path
  * (queueing the write: what a record waits for before it returns), and in
@@ -31,10 +36,13 @@ import {
   writeSnapshotSeries,
 } from '../shared/metrics/after-sync.ts';
 import { setMetricsStore } from '../shared/metrics/context.ts';
-import { metricsHttp } from '../shared/metrics/http.ts';
-import { parseMetricsRequest } from '../shared/metrics/params.ts';
-import { METRICS_QUERY_NAMES, selectorOf } from '../shared/metrics/queries.ts';
-import { readClusterMetrics } from '../shared/metrics/read.ts';
+import {
+  type MetricsHttp,
+  type MetricsHttpRequest,
+  type MetricsHttpResponse,
+  metricsHttp,
+} from '../shared/metrics/http.ts';
+import { METRICS_QUERY_NAMES } from '../shared/metrics/queries.ts';
 import { encodeWriteRequest } from '../shared/metrics/remote-write.ts';
 import { seriesOfSnapshot } from '../shared/metrics/series.ts';
 import { prometheusStore } from '../shared/metrics/store.ts';
@@ -50,7 +58,9 @@ import { benchDatabase, percentile } from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_METRICS_CLUSTERS ?? 200);
 const DAYS = Number(process.env.BENCH_METRICS_DAYS ?? 7);
-const RUNS = Number(process.env.BENCH_METRICS_RUNS ?? 20);
+const RUNS = Number(process.env.BENCH_METRICS_RUNS ?? 50);
+/** BENCH_METRICS_WRITES=0 skips the series-write part. */
+const WRITES = process.env.BENCH_METRICS_WRITES !== '0';
 const MINUTE = 60_000;
 
 const say = (line: string) => console.log(line);
@@ -196,7 +206,25 @@ try {
   );
 
   // Route vs store --------------------------------------------------------
-  const store = prometheusStore({ baseUrl: vm.url, http: metricsHttp() });
+  // Every store request goes through this transport: it records what a
+  // route run sent (so the store's own time is measured on exactly those
+  // requests, over the same connections), and can answer them from memory
+  // (so the route's own work is measured without the store's noise).
+  const http = metricsHttp();
+  let recorded:
+    | { request: MetricsHttpRequest; response: MetricsHttpResponse }[]
+    | undefined;
+  let replay: Map<string, MetricsHttpResponse> | undefined;
+  const exchangeKey = (request: MetricsHttpRequest) =>
+    `${request.url.href} ${String(request.body)}`;
+  const transport: MetricsHttp = async (request) => {
+    const known = replay?.get(exchangeKey(request));
+    if (known) return known;
+    const response = await http(request);
+    recorded?.push({ request, response });
+    return response;
+  };
+  const store = prometheusStore({ baseUrl: vm.url, http: transport });
   await insertGrant(db, {
     email: 'reader@bench.test',
     role: 'operator',
@@ -206,7 +234,6 @@ try {
   setMetricsStore(store);
   const context = lambdaContext('get-cluster-metrics');
   const target = clusterIds[0] as string;
-  const cluster = { id: target, environment_id: environmentId };
   const filters: Record<string, string> = {
     cpu_by_workload: '&namespace=shop',
     cpu_by_pod: '&namespace=shop&workload=web&workload_kind=Deployment',
@@ -217,67 +244,104 @@ try {
   };
   say('');
   say(
-    'query                  range   store p50/p99 ms   read p50/p99 ms    route p50/p99 ms   route − store p50 / p99',
+    `${RUNS} runs of each, interleaved (store, route, route on replayed answers); p50 / p99 ms`,
+  );
+  say(
+    'query                  range   points  store          route          route − store   route alone (store replayed)',
   );
   const overheads: number[] = [];
+  const alone: number[] = [];
   for (const [label, rangeMs] of [
     ['24h', 24 * 3_600_000],
     ['7d', 7 * 24 * 3_600_000 - MINUTE],
   ] as const) {
     for (const name of METRICS_QUERY_NAMES) {
       const qs = `start=${new Date(end - rangeMs).toISOString()}&end=${new Date(end).toISOString()}${filters[name] ?? ''}`;
-      const request = parseMetricsRequest(name, qs);
-      const { query, stepSeconds: step } = request;
-      const promql = query.promql(
-        selectorOf(query.scope, {
-          clusterId: target,
-          environmentId,
-          namespace: request.namespace,
-          workload: request.workload,
-          workloadKind: request.workloadKind,
-        }),
-        step,
-      );
-      const range = {
-        start: Math.ceil((end - rangeMs) / 1000 / step) * step,
-        end: end / 1000,
-        step,
-      };
-      // The store's own work: the one query, or the step's average and peak.
-      const storeOnly = () =>
-        query.perStep || step <= 60
-          ? store.queryRange(promql, range)
-          : Promise.all(
-              ['avg_over_time', 'max_over_time'].map((fn) =>
-                store.queryRange(`${fn}((${promql})[${step}s:60s])`, range),
-              ),
-            );
-      const storeTimes = await timed(RUNS, storeOnly);
-      const readTimes = await timed(RUNS, () =>
-        readClusterMetrics(store, cluster, parseMetricsRequest(name, qs)),
-      );
       const event = routeEvent(target, name, qs);
-      const routeTimes = await timed(RUNS, async () => {
+      const route = async () => {
         const result = await metricsHandler(event, context);
         if (result.statusCode !== 200) {
           throw new Error(
             `route answered ${result.statusCode}: ${result.body}`,
           );
         }
+        return result;
+      };
+      // The route's requests to the store, as it sends them (warm-up).
+      recorded = [];
+      const { body } = await route();
+      const exchanges = recorded;
+      recorded = undefined;
+      const points = (
+        JSON.parse(body ?? '{}') as {
+          data: { series: { data: unknown[] }[] };
+        }
+      ).data.series.reduce((n, series) => n + series.data.length, 0);
+      // The store's own time: those requests, at once as the route sends
+      // them, each answer read to its end; nothing parsed.
+      const storeOnly = () =>
+        Promise.all(exchanges.map(({ request }) => http(request)));
+      const answers = new Map(
+        exchanges.map(({ request, response }) => [
+          exchangeKey(request),
+          response,
+        ]),
+      );
+      const replayed = async () => {
+        replay = answers;
+        try {
+          await route();
+        } finally {
+          replay = undefined;
+        }
+      };
+      const times = {
+        store: [] as number[],
+        route: [] as number[],
+        alone: [] as number[],
+      };
+      for (let i = 0; i < RUNS; i++) {
+        for (const [kind, fn] of [
+          ['store', storeOnly],
+          ['route', route],
+          ['alone', replayed],
+        ] as const) {
+          const started = performance.now();
+          await fn();
+          times[kind].push(performance.now() - started);
+        }
+      }
+      const p = (values: number[]) => ({
+        p50: percentile(values, 50),
+        p99: percentile(values, 99),
       });
+      const [storeTimes, routeTimes, aloneTimes] = [
+        p(times.store),
+        p(times.route),
+        p(times.alone),
+      ];
       overheads.push(routeTimes.p50 - storeTimes.p50);
+      alone.push(aloneTimes.p50);
       say(
-        `${name.padEnd(22)} ${label.padEnd(7)} ${pair(storeTimes).padEnd(18)} ${pair(readTimes).padEnd(18)} ${pair(routeTimes).padEnd(18)} ${(routeTimes.p50 - storeTimes.p50).toFixed(1)} / ${(routeTimes.p99 - storeTimes.p99).toFixed(1)}`,
+        `${name.padEnd(22)} ${label.padEnd(7)} ${String(points).padEnd(7)} ${pair(storeTimes).padEnd(14)} ${pair(routeTimes).padEnd(14)} ${`${(routeTimes.p50 - storeTimes.p50).toFixed(1)} / ${(routeTimes.p99 - storeTimes.p99).toFixed(1)}`.padEnd(15)} ${pair(aloneTimes)}`,
       );
     }
   }
 
   say('');
   say(
-    `route − store, p50 over the ${overheads.length} rows: median ${percentile(overheads, 50).toFixed(1)} ms, worst ${Math.max(...overheads).toFixed(1)} ms (target ≤ 5 ms)`,
+    `route − store, p50 over the ${overheads.length} rows: median ${percentile(overheads, 50).toFixed(1)} ms, worst ${Math.max(...overheads).toFixed(1)} ms (target ≤ 5 ms); the route alone (store replayed) p50: median ${percentile(alone, 50).toFixed(1)} ms, worst ${Math.max(...alone).toFixed(1)} ms`,
   );
+  if (WRITES) await benchSeriesWrites(environmentId);
+} finally {
+  await database.close();
+  await vm.stop();
+  await rm(dir, { recursive: true, force: true });
+}
 
-  // Series written after a sync --------------------------------------------
+// Series written after a sync --------------------------------------------
+/** What writing a large cluster's series costs, on and off the sync's path. */
+async function benchSeriesWrites(environmentId: string): Promise<void> {
   const inventory = generateInventory({
     size: 'large',
     seed: 'bench-metrics',
@@ -337,8 +401,4 @@ try {
     `  background: derive ${pair(derive)}, encode ${pair(encode)}, compress ${pair(compress)}`,
   );
   say(`  background: the whole write, sent and acknowledged: ${pair(whole)}`);
-} finally {
-  await database.close();
-  await vm.stop();
-  await rm(dir, { recursive: true, force: true });
 }

@@ -31,7 +31,7 @@ import { checkClusterRead } from './cluster-access.ts';
 import { httpErrors } from './error-middleware.ts';
 import { isUuid } from './ids.ts';
 import { type QueryOf, readRouteQuery } from './query.ts';
-import { enforceRateLimit } from './rate-limit.ts';
+import { RateLimitCharge } from './rate-limit.ts';
 import { type ApiResult, ok } from './response.ts';
 import {
   permissionsOf,
@@ -68,6 +68,11 @@ export interface ApiRequest<R extends RouteDefinition = RouteDefinition> {
   scope: Scope;
   /** A sources route's sources the caller may read on this cluster. */
   sources: R['access'] extends { sources: infer S } ? (keyof S)[] : [];
+  /**
+   * The route's rate-limit count, already taken unless the handler was
+   * declared to fold it into its first write (ApiHandlerOptions).
+   */
+  rateLimit: RateLimitCharge | undefined;
 }
 
 /** A handler's answer: 200 with `{data, meta?}`, or a full result. */
@@ -159,10 +164,20 @@ function authorize(
   };
 }
 
+export interface ApiHandlerOptions {
+  /**
+   * The handler takes the route's rate-limit count with its first write
+   * (`request.rateLimit`, see RateLimitCharge) instead of apiHandler
+   * taking it, in a round trip of its own, before the query is read.
+   */
+  foldsRateLimit?: boolean;
+}
+
 /** The Lambda handler of the route table entry `routeName`. */
 export function apiHandler<N extends RouteName>(
   routeName: N,
   fn: ApiFunction<RouteNamed<N>>,
+  options: ApiHandlerOptions = {},
 ) {
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   const route = routeNamed(routeName);
@@ -172,19 +187,32 @@ export function apiHandler<N extends RouteName>(
     .handler(async (event, context) => {
       const { authorized } = context;
       if (!authorized) throw new Error('authorize did not run');
-      // The entry's per-user budget, after the access checks.
-      const { rateLimit } = route as RouteDefinition;
-      if (rateLimit !== undefined) {
-        const { db, access } = authorized;
-        await enforceRateLimit(db, access.principal.sub, rateLimit);
+      // The entry's per-user budget, after the access checks and before
+      // anything else: counted here, or by the handler's first write.
+      const { rateLimit: family } = route as RouteDefinition;
+      const { db, access } = authorized;
+      const rateLimit =
+        family === undefined
+          ? undefined
+          : new RateLimitCharge(access.principal.sub, family);
+      if (!options.foldsRateLimit) await rateLimit?.take(db);
+      try {
+        const query = readRouteQuery(event.rawQueryString, route.query);
+        const reply = await fn({
+          ...authorized,
+          event,
+          route,
+          query,
+          rateLimit,
+        } as ApiRequest<RouteNamed<N>>);
+        await rateLimit?.take(db);
+        return isResult(reply) ? reply : ok(reply.data, reply.meta);
+      } catch (error) {
+        // A call that ended before its count was taken (a 400, say) is
+        // counted now; a spent budget answers 429 instead, as it would
+        // have had the count come first.
+        await rateLimit?.take(db);
+        throw error;
       }
-      const query = readRouteQuery(event.rawQueryString, route.query);
-      const reply = await fn({
-        ...authorized,
-        event,
-        route,
-        query,
-      } as ApiRequest<RouteNamed<N>>);
-      return isResult(reply) ? reply : ok(reply.data, reply.meta);
     });
 }

@@ -1,12 +1,14 @@
 /**
  * What the live routes' entry files call, once the route table's access
  * checks passed and the query was read: one live read with the process's
- * NATS connection, or a page of the audit trail.
+ * NATS connection (its rate-limit count folded into the audit row's insert:
+ * the entry files say `foldsRateLimit`), or a page of the audit trail.
  */
 import type { AccessContext, Scope } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { pagingOf } from '../http/paging.ts';
+import type { RateLimitCharge } from '../http/rate-limit.ts';
 import type { JsonText } from '../http/response.ts';
 import {
   AUDIT_DEFAULT_PER_PAGE,
@@ -18,12 +20,18 @@ import { type LiveReadQuery, readLive } from './read.ts';
 
 /** One live read by the caller of the cluster's agent. */
 export async function serveLiveRead(
-  request: { db: Db; access: AccessContext; cluster: ClusterRecord },
+  request: {
+    db: Db;
+    access: AccessContext;
+    cluster: ClusterRecord;
+    rateLimit: RateLimitCharge | undefined;
+  },
   read: LiveReadQuery,
 ): Promise<{ data: JsonText }> {
   const data = await readLive(request.access.principal, request.cluster, read, {
     db: request.db,
     nats: getLiveNats,
+    rateLimit: request.rateLimit,
   });
   return { data };
 }

@@ -1,13 +1,14 @@
 /**
  * One live read (spec "Live Reads"), after the route's access checks (404,
- * then 403), its per-user rate limit (429, the route table entry's
- * `rateLimit`, enforced by apiHandler and not audited) and parameter
- * validation (400) have passed:
+ * then 403) and parameter validation (400) have passed, with its per-user
+ * rate limit (429, the route table entry's `rateLimit`; not audited) still
+ * to count, as if counted first:
  *
  * 1. the agent checks (409 no_agent, agent_offline, agent_too_old), so an
  *    agent that cannot serve the read is never asked;
  * 2. the audit row, written before the agent is asked (503
- *    audit_unavailable when it cannot be);
+ *    audit_unavailable when it cannot be), in the statement that counts the
+ *    call (429 when the budget is spent: no row then);
  * 3. the kube_query request on `proxima.system.commands.{agent_id}`, 15 s,
  *    with the caller's email (or `proxima-console:<subject type>:<id>`) as
  *    the actor; its reply or failure mapped to the spec's response (502
@@ -24,6 +25,7 @@ import type { Principal } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Queryable } from '../db/pool.ts';
 import { DomainError, LiveReadError } from '../errors.ts';
+import type { RateLimitCharge } from '../http/rate-limit.ts';
 import { JsonText } from '../http/response.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import {
@@ -57,6 +59,11 @@ export type LiveReadQuery =
 
 export interface LiveReadDeps {
   db: Queryable;
+  /**
+   * The call's rate-limit count when it is still owed: taken with the
+   * audit row's insert, the read's first write.
+   */
+  rateLimit?: RateLimitCharge | undefined;
   nats: () => Promise<LiveNats | undefined>;
   /** The request's bound; the spec's 15 s unless a test says otherwise. */
   timeoutMs?: number;
@@ -91,11 +98,11 @@ export async function readLive(
       sinceTime: read.route === 'logs' && read.query.since_time !== undefined,
     }));
   } catch (error) {
-    await insertAudit(deps.db, entry, outcomeOf(error));
+    await insertAudit(deps.db, entry, outcomeOf(error), deps.rateLimit);
     throw error;
   }
 
-  const auditId = await insertAudit(deps.db, entry);
+  const auditId = await insertAudit(deps.db, entry, undefined, deps.rateLimit);
   let data: JsonText;
   try {
     const request = requestOf(read, actor, requestId, timestamps);
@@ -208,7 +215,12 @@ function parseReply<Q extends KubeQueryName>(
   try {
     reply = parseKubeQueryReply(
       route,
-      JSON.parse(Buffer.from(bytes).toString('utf8')),
+      // A view of the reply's bytes, not a copy (a manifest is ~100 KB).
+      JSON.parse(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
+          'utf8',
+        ),
+      ),
     );
   } catch (error) {
     throw agentError(

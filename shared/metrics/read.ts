@@ -88,7 +88,7 @@ export async function readClusterMetrics(
   );
   if (request.instant) {
     const found = await store.queryInstant(promql, seconds(request.end));
-    return ranked(toSeries(found), MAX_INSTANT_SERIES, 0);
+    return ranked(gathered(found), MAX_INSTANT_SERIES, 0);
   }
   const step = request.stepSeconds;
   const range = {
@@ -98,7 +98,7 @@ export async function readClusterMetrics(
   };
   if (query.perStep || step <= BASE_RESOLUTION_SECONDS) {
     const found = await store.queryRange(promql, range);
-    return ranked(toSeries(found), MAX_RANGE_SERIES, step);
+    return ranked(gathered(found), MAX_RANGE_SERIES, step);
   }
   const over = (fn: string) =>
     `${fn}((${promql})[${step}s:${BASE_RESOLUTION_SECONDS}s])`;
@@ -107,7 +107,7 @@ export async function readClusterMetrics(
     queryRangeInChunks(store, over('max_over_time'), range),
   ]);
   return ranked(
-    withPeaks(toSeries(averages), toSeries(peaks)),
+    withPeaks(gathered(averages), gathered(peaks)),
     MAX_RANGE_SERIES,
     step,
   );
@@ -159,22 +159,46 @@ export function labelsKey(labels: Readonly<Record<string, string>>): string {
   return `{${pairs.join(',')}}`;
 }
 
-/** Store series as response series, non-finite points dropped. */
-function toSeries(found: readonly StoreSeries[]): MetricsSeries[] {
-  const series: MetricsSeries[] = [];
+/**
+ * A series while it is ranked: its finite points as parallel arrays of unix
+ * seconds and values (the response's point objects and time strings are
+ * built only for the series that are kept), and its peak.
+ */
+interface Gathered {
+  labels_key: string;
+  labels: Record<string, string>;
+  times: number[];
+  averages: number[];
+  /** The step's peak of each point; absent where a point is the value itself. */
+  peaks: number[] | undefined;
+  peak: number;
+}
+
+/** Store series with their non-finite points dropped (a series left empty too). */
+function gathered(found: readonly StoreSeries[]): Gathered[] {
+  const series: Gathered[] = [];
   for (const { labels: raw, points } of found) {
     const { __name__: _name, ...labels } = raw;
-    const data: MetricsPoint[] = [];
+    const times: number[] = [];
+    const averages: number[] = [];
+    let peak = Number.NEGATIVE_INFINITY;
     for (const [time, text] of points) {
       const value = Number(text);
       if (!Number.isFinite(value)) continue;
-      data.push({
-        time: new Date(time * 1000).toISOString(),
-        avg_value: value,
+      times.push(time);
+      averages.push(value);
+      if (value > peak) peak = value;
+    }
+    if (times.length > 0) {
+      series.push({
+        labels_key: labelsKey(labels),
+        labels,
+        times,
+        averages,
+        peaks: undefined,
+        peak,
       });
     }
-    if (data.length > 0)
-      series.push({ labels_key: labelsKey(labels), labels, data });
   }
   return series;
 }
@@ -184,50 +208,82 @@ function toSeries(found: readonly StoreSeries[]): MetricsSeries[] {
  * not finite is a gap, like a non-finite average.
  */
 function withPeaks(
-  averages: readonly MetricsSeries[],
-  peaks: readonly MetricsSeries[],
-): MetricsSeries[] {
-  const peakOf = new Map<string, Map<string, number>>();
-  for (const series of peaks) {
-    peakOf.set(
-      series.labels_key,
-      new Map(series.data.map((p) => [p.time, p.avg_value])),
-    );
-  }
-  const merged: MetricsSeries[] = [];
+  averages: readonly Gathered[],
+  peaks: readonly Gathered[],
+): Gathered[] {
+  const peaksOf = new Map<string, Gathered>();
+  for (const series of peaks) peaksOf.set(series.labels_key, series);
+  const merged: Gathered[] = [];
   for (const series of averages) {
-    const seriesPeaks = peakOf.get(series.labels_key);
-    const data: MetricsPoint[] = [];
-    for (const p of series.data) {
-      const max = seriesPeaks?.get(p.time);
-      if (max !== undefined) data.push({ ...p, max_value: max });
+    const found = peaksOf.get(series.labels_key);
+    if (!found) continue;
+    const peakAt = new Map<number, number>();
+    for (let i = 0; i < found.times.length; i++) {
+      peakAt.set(found.times[i] as number, found.averages[i] as number);
     }
-    if (data.length > 0) merged.push({ ...series, data });
+    const times: number[] = [];
+    const values: number[] = [];
+    const stepPeaks: number[] = [];
+    let peak = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < series.times.length; i++) {
+      const time = series.times[i] as number;
+      const max = peakAt.get(time);
+      if (max === undefined) continue;
+      times.push(time);
+      values.push(series.averages[i] as number);
+      stepPeaks.push(max);
+      if (max > peak) peak = max;
+    }
+    if (times.length > 0) {
+      merged.push({
+        ...series,
+        times,
+        averages: values,
+        peaks: stepPeaks,
+        peak,
+      });
+    }
   }
   return merged;
 }
 
-function peakOfSeries(series: MetricsSeries): number {
-  let peak = Number.NEGATIVE_INFINITY;
-  for (const p of series.data)
-    peak = Math.max(peak, p.max_value ?? p.avg_value);
-  return peak;
-}
-
-/** Highest peak first (ties by labels_key), at most `cap`. */
+/**
+ * Highest peak first (ties by labels_key), at most `cap`, as the response's
+ * series. Series share their timestamps, so each time string is made once.
+ */
 function ranked(
-  series: MetricsSeries[],
+  series: Gathered[],
   cap: number,
   stepSeconds: number,
 ): MetricsData {
-  const peaks = new Map(series.map((s) => [s, peakOfSeries(s)]));
   series.sort(
     (a, b) =>
-      (peaks.get(b) ?? 0) - (peaks.get(a) ?? 0) ||
+      b.peak - a.peak ||
       (a.labels_key < b.labels_key ? -1 : a.labels_key > b.labels_key ? 1 : 0),
   );
+  const timeText = new Map<number, string>();
+  const textOf = (time: number): string => {
+    let text = timeText.get(time);
+    if (text === undefined) {
+      text = new Date(time * 1000).toISOString();
+      timeText.set(time, text);
+    }
+    return text;
+  };
   return {
-    series: series.slice(0, cap),
+    series: series
+      .slice(0, cap)
+      .map(({ labels_key, labels, times, averages, peaks }) => ({
+        labels_key,
+        labels,
+        data: times.map((time, i): MetricsPoint => {
+          const at = textOf(time);
+          const avg_value = averages[i] as number;
+          return peaks === undefined
+            ? { time: at, avg_value }
+            : { time: at, avg_value, max_value: peaks[i] as number };
+        }),
+      })),
     truncated: series.length > cap,
     step_seconds: stepSeconds,
   };

@@ -26,7 +26,24 @@ export interface MetricsStore {
 
 export const STORE_TIMEOUT_MS = 10_000;
 
-const point = z.tuple([z.number(), z.string()]);
+type Point = [number, string];
+
+function isPoint(value: unknown): value is Point {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    typeof value[0] === 'number' &&
+    typeof value[1] === 'string'
+  );
+}
+
+// A range answer holds thousands of points: checked in place, where
+// z.tuple would copy each one (and z.array the list) for nothing.
+const point = z.custom<Point>(isPoint, 'expected [time, "value"]');
+const points = z.custom<Point[]>(
+  (value) => Array.isArray(value) && value.every(isPoint),
+  'expected a list of [time, "value"]',
+);
 const answer = z.object({
   status: z.literal('success'),
   data: z.discriminatedUnion('resultType', [
@@ -35,7 +52,7 @@ const answer = z.object({
       result: z.array(
         z.object({
           metric: z.record(z.string(), z.string()),
-          values: z.array(point),
+          values: points,
         }),
       ),
     }),

@@ -1022,6 +1022,116 @@ describe('live routes', () => {
     });
   });
 
+  describe('the budget counted with the audit row', () => {
+    // Each test spends a budget of its own user's.
+    async function user(email: string) {
+      await insertGrant(database.db, { email, role: 'operator', clientId });
+      tokens[email] = await api.token(email);
+      return email;
+    }
+    const rowsOf = async (email: string) =>
+      (await auditRows()).filter((row) => row.email === email);
+
+    it('answers 429 with no audit row once the budget is spent, before a bad parameter and before an agent check', async () => {
+      // Prepare
+      const email = await user('spent-reader@example.com');
+      for (let i = 0; i < 30; i++) {
+        await get(email, 'current', 'logs', 'namespace=icx&pod=p');
+      }
+      const asking = asked('current').length;
+
+      // Act
+      const valid = await get(email, 'current', 'logs', 'namespace=icx&pod=p');
+      const badParam = await get(email, 'current', 'logs', 'namespace=icx');
+      const offline = await get(
+        email,
+        'offline',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+
+      // Assess
+      expect([valid.status, badParam.status, offline.status]).toEqual([
+        429, 429, 429,
+      ]);
+      expect(asked('current')).toHaveLength(asking);
+      const rows = await rowsOf(email);
+      expect(rows).toHaveLength(30);
+      expect(rows.every((row) => row.outcome === 'ok')).toBe(true);
+    });
+
+    it('counts a refused parameter and a failed agent check, and audits the check alone', async () => {
+      // Prepare
+      const email = await user('careless-reader@example.com');
+      for (let i = 0; i < 29; i++) {
+        const response = await get(email, 'current', 'logs', 'namespace=icx');
+        expect(response.status).toBe(400);
+      }
+
+      // Act
+      const offline = await get(
+        email,
+        'offline',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+      const refused = await get(
+        email,
+        'current',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+
+      // Assess
+      expect(offline.status).toBe(409);
+      expect(refused.status).toBe(429);
+      const rows = await rowsOf(email);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ outcome: 'agent_offline', status: 409 });
+    });
+
+    it('lets the read through, audited, when the limiter fails', async () => {
+      // Prepare
+      const email = await user('unlimited-reader@example.com');
+      await query(
+        database.db,
+        `create or replace function rate_limits_refuse() returns trigger
+           language plpgsql as $$ begin raise exception 'limiter down'; end $$`,
+      );
+      await query(
+        database.db,
+        `create trigger refuse_rate_limits before insert or update on api_rate_limits
+           for each row execute function rate_limits_refuse()`,
+      );
+      const warnings = vi.spyOn(logger, 'warn');
+      try {
+        // Act
+        const response = await get(
+          email,
+          'current',
+          'logs',
+          'namespace=icx&pod=p',
+        );
+
+        // Assess
+        expect(response.status).toBe(200);
+        expect(warnings).toHaveBeenCalledWith(
+          'rate limiter failed; the call goes through',
+          expect.objectContaining({ family: 'live-logs' }),
+        );
+        const rows = await rowsOf(email);
+        expect(rows).toHaveLength(1);
+        expect(rows[0]).toMatchObject({ outcome: 'ok', status: 200 });
+      } finally {
+        warnings.mockRestore();
+        await query(
+          database.db,
+          'drop trigger refuse_rate_limits on api_rate_limits',
+        );
+      }
+    });
+  });
+
   it('sends proxima-console:user:<sub> as the actor for a caller without an email', async () => {
     // Only reachable once grants can name a subject; the actor rule itself:
     const { actorOf } = await import('../../../shared/live/read.ts');

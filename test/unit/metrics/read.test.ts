@@ -69,6 +69,78 @@ describe('readClusterMetrics', () => {
     });
   });
 
+  it('gives each point its step peak, a point without a finite peak is a gap, and ranks by peak then labels', async () => {
+    // Prepare: a 12-hour range (5-minute steps): averages and peaks are
+    // asked apart; node c's peak matches b's, so the labels break the tie.
+    const step = 300;
+    const averages: StoreSeries[] = [
+      {
+        labels: { __name__: 'x', node: 'a' },
+        points: [
+          [T, '5'],
+          [T + step, '6'],
+          [T + 2 * step, '7'],
+        ],
+      },
+      { labels: { node: 'c' }, points: [[T, '1']] },
+      { labels: { node: 'b' }, points: [[T, '2']] },
+      { labels: { node: 'd' }, points: [[T, '3']] },
+    ];
+    const peaks: StoreSeries[] = [
+      {
+        labels: { node: 'a' },
+        points: [
+          [T, '8'],
+          [T + step, 'NaN'],
+        ],
+      },
+      { labels: { node: 'b' }, points: [[T, '9']] },
+      { labels: { node: 'c' }, points: [[T, '9']] },
+    ];
+    const store: MetricsStore = {
+      queryRange: async (promql) =>
+        promql.startsWith('max_over_time') ? peaks : averages,
+      queryInstant: async () => [],
+    };
+    // Act
+    const data = await readClusterMetrics(
+      store,
+      CLUSTER,
+      parseMetricsRequest(
+        'cpu_by_node',
+        'start=2026-05-01T10:00:00Z&end=2026-05-01T22:00:00Z',
+      ),
+    );
+    // Assess
+    expect(data).toEqual({
+      series: [
+        {
+          labels_key: '{node="b"}',
+          labels: { node: 'b' },
+          data: [
+            { time: '2026-05-01T10:00:00.000Z', avg_value: 2, max_value: 9 },
+          ],
+        },
+        {
+          labels_key: '{node="c"}',
+          labels: { node: 'c' },
+          data: [
+            { time: '2026-05-01T10:00:00.000Z', avg_value: 1, max_value: 9 },
+          ],
+        },
+        {
+          labels_key: '{node="a"}',
+          labels: { node: 'a' },
+          data: [
+            { time: '2026-05-01T10:00:00.000Z', avg_value: 5, max_value: 8 },
+          ],
+        },
+      ],
+      truncated: false,
+      step_seconds: step,
+    });
+  });
+
   it('confines the selector to the stored cluster id and environment', async () => {
     const { store, asked } = answering([]);
     await readClusterMetrics(
