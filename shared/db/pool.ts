@@ -10,7 +10,6 @@
  */
 import pg from 'pg';
 import { translateDbError } from './errors.ts';
-import { SqlParams } from './params.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -148,7 +147,6 @@ export async function withTransaction<T>(
   };
   client.on('error', onLost);
   try {
-    await client.query('BEGIN');
     const timeoutMs = options.timeoutMs;
     const settings: Record<string, string> = { ...options.settings };
     if (timeoutMs !== undefined) {
@@ -157,17 +155,18 @@ export async function withTransaction<T>(
       settings.idle_in_transaction_session_timeout = ms;
       settings.lock_timeout = ms;
     }
-    const names = Object.keys(settings);
-    if (names.length > 0) {
-      // Local to the transaction (set_config's third argument): nothing leaks
-      // into the pooled session, and no SET pins a session behind RDS Proxy.
-      const params = new SqlParams();
-      const calls = names.map(
-        (name) =>
-          `set_config(${params.add(name)}, ${params.add(settings[name])}, true)`,
-      );
-      await client.query(`SELECT ${calls.join(', ')}`, params.values);
-    }
+    // BEGIN and the settings go in one round trip (a simple query may hold
+    // several statements; it takes no parameters, so each name and value is
+    // quoted as a literal). They are local to the transaction (set_config's
+    // third argument): nothing leaks into the pooled session, and no SET
+    // pins a session behind RDS Proxy.
+    const calls = Object.entries(settings).map(
+      ([name, value]) =>
+        `set_config(${client.escapeLiteral(name)}, ${client.escapeLiteral(value)}, true)`,
+    );
+    await client.query(
+      calls.length === 0 ? 'BEGIN' : `BEGIN; SELECT ${calls.join(', ')}`,
+    );
     const work = fn(client);
     const result =
       timeoutMs === undefined
