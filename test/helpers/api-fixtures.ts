@@ -11,6 +11,7 @@ import {
   type HistoryRow,
   insertEventHistory,
 } from '../../shared/events/history.ts';
+import type { insertAudit } from '../../shared/live/audit.ts';
 import { refreshRollups } from '../../shared/sync/repo.ts';
 
 type Values = Record<string, unknown>;
@@ -255,3 +256,30 @@ export function insertGrant(
 
 export const GiB = 1024 ** 3;
 export const MiB = 1024 ** 2;
+
+/** A cluster of its own (client acme, environment prod) and a logs read's audit entry on it. */
+export async function insertAuditedCluster(
+  db: Db,
+): Promise<Parameters<typeof insertAudit>[1]> {
+  const clientId = await insertClient(db, 'acme');
+  const environmentId = await insertEnvironment(db, clientId, 'prod');
+  const clusterId = await insertCluster(db, {
+    clientId,
+    environmentId,
+    name: 'c1',
+  });
+  return {
+    requestId: randomUUID(),
+    clientId,
+    environmentId,
+    clusterId,
+    clusterName: 'c1',
+    agentId: randomUUID(),
+    subject: 'sub-1',
+    email: 'a@example.test',
+    actor: 'a@example.test',
+    route: 'logs',
+    namespace: 'shop',
+    pod: 'api-1',
+  };
+}

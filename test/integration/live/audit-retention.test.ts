@@ -5,11 +5,7 @@ import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { query } from '../../../shared/db/pool.ts';
 import { setDb } from '../../../shared/db/process-pool.ts';
 import { expireAudit, insertAudit } from '../../../shared/live/audit.ts';
-import {
-  insertClient,
-  insertCluster,
-  insertEnvironment,
-} from '../../helpers/api-fixtures.ts';
+import { insertAuditedCluster } from '../../helpers/api-fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { captureStdout } from '../sweeps/support.ts';
 
@@ -21,31 +17,7 @@ describe('live-read audit retention', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const clientId = await insertClient(database.db, 'acme');
-    const environmentId = await insertEnvironment(
-      database.db,
-      clientId,
-      'prod',
-    );
-    const clusterId = await insertCluster(database.db, {
-      clientId,
-      environmentId,
-      name: 'c1',
-    });
-    entry = {
-      requestId: randomUUID(),
-      clientId,
-      environmentId,
-      clusterId,
-      clusterName: 'c1',
-      agentId: randomUUID(),
-      subject: 'sub-1',
-      email: 'a@example.test',
-      actor: 'a@example.test',
-      route: 'logs',
-      namespace: 'shop',
-      pod: 'api-1',
-    };
+    entry = await insertAuditedCluster(database.db);
   });
   afterAll(async () => {
     setDb(undefined);

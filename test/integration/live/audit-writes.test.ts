@@ -3,15 +3,10 @@
  * own commit only (synchronous_commit off for its transaction), so the
  * connection's next statements, whoever runs them, still wait for the disk.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../shared/db/pool.ts';
 import { finishAudit, insertAudit } from '../../../shared/live/audit.ts';
-import {
-  insertClient,
-  insertCluster,
-  insertEnvironment,
-} from '../../helpers/api-fixtures.ts';
+import { insertAuditedCluster } from '../../helpers/api-fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 describe('live-read audit writes', () => {
@@ -20,31 +15,7 @@ describe('live-read audit writes', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const clientId = await insertClient(database.db, 'acme');
-    const environmentId = await insertEnvironment(
-      database.db,
-      clientId,
-      'prod',
-    );
-    const clusterId = await insertCluster(database.db, {
-      clientId,
-      environmentId,
-      name: 'c1',
-    });
-    entry = {
-      requestId: randomUUID(),
-      clientId,
-      environmentId,
-      clusterId,
-      clusterName: 'c1',
-      agentId: randomUUID(),
-      subject: 'sub-1',
-      email: 'a@example.test',
-      actor: 'a@example.test',
-      route: 'logs',
-      namespace: 'shop',
-      pod: 'api-1',
-    };
+    entry = await insertAuditedCluster(database.db);
   });
   afterAll(async () => {
     await database.drop();
