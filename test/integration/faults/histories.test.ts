@@ -45,10 +45,7 @@ import {
   processRecord,
   type SyncDeps,
 } from '../../../shared/ingest/process-record.ts';
-import {
-  MAX_INFLATED_BYTES,
-  QueueAttribute,
-} from '../../../shared/ingest/queue-message.ts';
+import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { recordRejection } from '../../../shared/ingest/rejections.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -334,8 +331,13 @@ interface RunResult {
   applied: Map<string, number>;
   outcomes: { kind: MessagePlan['kind']; outcome: string }[];
   settled: Set<Message>;
-  faults: number;
+  /** Faults injected, by kind. */
+  faults: Map<string, number>;
   deliveries: number;
+}
+
+function countFault(result: RunResult, kind: string): void {
+  result.faults.set(kind, (result.faults.get(kind) ?? 0) + 1);
 }
 
 /** A transport history in progress, as the pollers and the bridge see it. */
@@ -370,16 +372,17 @@ describe('fault histories', () => {
   let bridge: Bridge | undefined;
   let poller: Poller | undefined;
   let live: TransportRun | undefined;
-  let tooLargePointer: string | undefined;
   const faultContext = new AsyncLocalStorage<{
     fault: Fault | undefined;
     requeue: () => Promise<void>;
-    fired: () => void;
+    fired: (fault: Fault) => void;
   }>();
   const totals = {
     histories: 0,
     overTransport: 0,
-    faults: 0,
+    /** Visibility expiries where a second poller received the message. */
+    takenOver: 0,
+    faults: new Map<string, number>(),
     messages: 0,
     deliveries: 0,
     reads: 0,
@@ -411,7 +414,7 @@ describe('fault histories', () => {
         const fault = current?.fault;
         if (current === undefined || fault === undefined) return;
         if (!kinds.includes(fault)) return;
-        current.fired();
+        current.fired(fault);
         if (fault === 'terminate-backend' && 'tx' in context) {
           const { rows } = await context.tx.query(
             'select pg_backend_pid() as pid',
@@ -451,8 +454,14 @@ describe('fault histories', () => {
     await admin?.end();
     await s3?.stop();
     await database?.drop();
+    const faults = [...totals.faults.values()].reduce((a, b) => a + b, 0);
+    const kinds = [...totals.faults]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ');
+    const claimChecked = bridge?.stats().claimChecked ?? 0;
     console.log(
-      `${totals.histories} histories (${totals.overTransport} over NATS, the bridge and the queue), ${totals.faults} faults injected, ${totals.messages} messages (${totals.deliveries} deliveries, ${totals.reads} reads): ${broken.lost} lost, ${broken.duplicated} duplicated, ${broken.torn} torn reads`,
+      `${totals.histories} histories (${totals.overTransport} over NATS, the bridge and the queue; ${claimChecked} claim-checked by the bridge, ${totals.takenOver} taken over by a second poller), ${faults} faults injected (${kinds}), ${totals.messages} messages (${totals.deliveries} deliveries, ${totals.reads} reads): ${broken.lost} lost, ${broken.duplicated} duplicated, ${broken.torn} torn reads`,
     );
   });
 
@@ -473,7 +482,7 @@ describe('fault histories', () => {
       if (doomed.length === 0) return;
       // Once per message: the redelivery after the ack wait goes through.
       for (const m of doomed) m!.plan.bridgeCrash = false;
-      run.result.faults++;
+      countFault(run.result, 'bridge-after-send');
       throw new InjectedFault('bridge.after-send', 'died between send and ack');
     });
     bridge = new Bridge({
@@ -545,7 +554,7 @@ describe('fault histories', () => {
       const outcome = await faultContext.run(
         {
           fault: message.plan.faults[attempt],
-          fired: () => result.faults++,
+          fired: (fault) => countFault(result, fault),
           requeue: async () => {
             await s3.sqs.send(
               new ChangeMessageVisibilityCommand({
@@ -557,7 +566,10 @@ describe('fault histories', () => {
             // Frozen until another poller has taken it (bounded: on a busy
             // machine the commit may come first, as it may in AWS).
             for (let i = 0; i < 100; i++) {
-              if ((run.received.get(key) ?? 0) > attempt + 1) return;
+              if ((run.received.get(key) ?? 0) > attempt + 1) {
+                totals.takenOver++;
+                return;
+              }
               await sleep(20);
             }
           },
@@ -652,15 +664,14 @@ describe('fault histories', () => {
       body.byteLength > QUEUE_MAX_BYTES;
     let record: SQSRecord;
     if (plan.kind === 'too-large') {
-      // Past the maximum as stored: refused from the object's size, unread.
-      record = sqsRecordOf(message.subject, '');
-      tooLargePointer ??= await putClaim(
-        `claims/too-large-${randomUUID()}`,
-        Buffer.alloc(MAX_INFLATED_BYTES + 1, 0x20),
-      );
+      // By claim check, as the bridge queues a body past the queue's limit.
+      record = sqsRecordOf(message.subject, '', {
+        [QueueAttribute.contentEncoding]: 'gzip',
+      });
+      const pointer = await putClaim(`claims/${run}/${record.messageId}`, body);
       record.messageAttributes[QueueAttribute.claimCheck] =
-        stringAttribute(tooLargePointer);
-      record.body = JSON.stringify({ bytes: MAX_INFLATED_BYTES + 1 });
+        stringAttribute(pointer);
+      record.body = JSON.stringify({ bytes: body.byteLength });
     } else if (message.gzip) {
       record = sqsRecordOf(message.subject, body.toString('base64'), {
         [QueueAttribute.contentEncoding]: 'gzip',
@@ -743,7 +754,7 @@ describe('fault histories', () => {
     applied: new Map(),
     outcomes: [],
     settled: new Set(),
-    faults: 0,
+    faults: new Map(),
     deliveries: 0,
   });
 
@@ -785,7 +796,7 @@ describe('fault histories', () => {
           const outcome = await faultContext.run(
             {
               fault: message.plan.faults[attempt],
-              fired: () => result.faults++,
+              fired: (fault) => countFault(result, fault),
               requeue: async () => {
                 queue.push({ message, attempt: attempt + 1 }, true);
                 await sleep(30);
@@ -904,7 +915,9 @@ describe('fault histories', () => {
     }
     totals.histories++;
     if (h.transport) totals.overTransport++;
-    totals.faults += result.faults;
+    for (const [kind, n] of result.faults) {
+      totals.faults.set(kind, (totals.faults.get(kind) ?? 0) + n);
+    }
     totals.messages += messages.length;
     totals.deliveries += result.deliveries;
 
