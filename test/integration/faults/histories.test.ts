@@ -149,7 +149,8 @@ const snapshotPlan = fc.record({
 
 const historyArb: fc.Arbitrary<History> = fc
   .record({
-    transport: fc.nat(99).map((n) => n < TRANSPORT_PERCENT),
+    // Unbiased, so that the share is what it says.
+    transport: fc.noBias(fc.nat(99)).map((n) => n < TRANSPORT_PERCENT),
     clusters: fc.array(
       fc.uniqueArray(snapshotPlan, {
         minLength: 1,
