@@ -15,7 +15,9 @@
 /** Every fault point, where it sits and what its context is. */
 export interface FaultPoints {
   /** The bridge: SQS accepted a batch, nothing acked on NATS yet. */
-  'bridge.after-send': { sent: readonly { streamSeq: number }[] };
+  'bridge.after-send': {
+    sent: readonly { subject: string; streamSeq: number }[];
+  };
   /** The sync transaction: every row written, COMMIT not sent yet. */
   'sync.before-commit': {
     /** The transaction's client: its backend pid can be terminated. */
