@@ -402,17 +402,36 @@ async function fetchClaim(
     const object = await s3.send(
       new GetObjectCommand({ Bucket: bucket, Key: key }),
     );
-    if ((object.ContentLength ?? 0) > cap) {
-      throw new RejectedInventoryError(
+    const tooLarge = () =>
+      new RejectedInventoryError(
         `claim check ${pointer} for ${where} is larger than ${cap} bytes`,
       );
-    }
     if (object.Body === undefined) {
       throw new ClaimCheckUnavailableError(
         `claim check ${pointer} for ${where} came back without a body`,
       );
     }
-    return Buffer.from(await object.Body.transformToByteArray());
+    // The body is read with the cap, not trusted to its stated size (a
+    // store may state none), and closed when refused, so its connection
+    // is not left streaming.
+    const body = object.Body as AsyncIterable<Uint8Array> & {
+      destroy?: () => void;
+    };
+    if ((object.ContentLength ?? 0) > cap) {
+      body.destroy?.();
+      throw tooLarge();
+    }
+    const chunks: Uint8Array[] = [];
+    let read = 0;
+    for await (const chunk of body) {
+      read += chunk.byteLength;
+      if (read > cap) {
+        body.destroy?.();
+        throw tooLarge();
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, read);
   } catch (error) {
     if (
       error instanceof RejectedInventoryError ||

@@ -63,13 +63,20 @@ async function claimChecked(
 }
 
 /** An S3 endpoint that answers every request 503 SlowDown. */
-async function slowDownS3(): Promise<S3Client> {
-  const server: Server = createServer((_req, res) => {
+function slowDownS3(): Promise<S3Client> {
+  return fakeS3((_req, res) => {
     res.writeHead(503, { 'content-type': 'application/xml' });
     res.end(
       '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>',
     );
   });
+}
+
+/** An S3 client of an endpoint that answers with `listener`. */
+async function fakeS3(
+  listener: Parameters<typeof createServer>[1],
+): Promise<S3Client> {
+  const server: Server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(
     () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -150,5 +157,57 @@ describe('decodeQueuedInventory with S3', { timeout: TEST_TIMEOUT_MS }, () => {
     // Assess
     await expect(decoding).rejects.toBeInstanceOf(ClaimCheckUnavailableError);
     await expect(decoding).rejects.toThrow(/could not be read/);
+  });
+
+  it('refuses a claim check whose stated size is over the cap', async () => {
+    // Prepare
+    const sqs = await sqsOf();
+    const record = await claimChecked(sqs, inventoryBody(300_000), {
+      write: true,
+    });
+
+    // Act
+    const decoding = decodeQueuedInventory(record, sqs.s3, {
+      maxInflatedBytes: 100_000,
+    });
+
+    // Assess
+    await expect(decoding).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(decoding).rejects.toThrow(/larger than 100000 bytes/);
+  });
+
+  it('refuses a claim check that streams past the cap with no stated size, and closes it', async () => {
+    // Prepare: an object without a length that never ends.
+    const sqs = await sqsOf();
+    const record = await claimChecked(sqs, inventoryBody(300_000), {
+      write: false,
+    });
+    let sent = 0;
+    let closed = false;
+    const s3 = await fakeS3((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => {
+        if (closed) return;
+        sent += chunk.byteLength;
+        if (res.write(chunk)) setImmediate(more);
+        else res.once('drain', more);
+      };
+      res.once('close', () => {
+        closed = true;
+      });
+      more();
+    });
+
+    // Act
+    const error = await decodeQueuedInventory(record, s3, {
+      maxInflatedBytes: 1024 * 1024,
+    }).catch((e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(RejectedInventoryError);
+    expect((error as Error).message).toMatch(/larger than 1048576 bytes/);
+    await expect.poll(() => closed, { timeout: 5_000 }).toBe(true);
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
 });
