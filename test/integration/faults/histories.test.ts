@@ -399,6 +399,21 @@ describe('fault histories', () => {
     ...(onProcessed ? { onProcessed } : {}),
   });
 
+  /** Processes a record, counting its agent's applied snapshots. */
+  const processCounted = (
+    record: Parameters<typeof processRecord>[0],
+    agentId: string,
+    result: RunResult,
+  ) =>
+    processRecord(
+      record,
+      syncDeps((p) => {
+        if (p.outcome === 'applied') {
+          result.applied.set(agentId, (result.applied.get(agentId) ?? 0) + 1);
+        }
+      }),
+    );
+
   beforeAll(async () => {
     // Thousands of log and metric lines per history say nothing here; a
     // failure is reported by fast-check with its shrunk history.
@@ -575,18 +590,7 @@ describe('fault histories', () => {
             }
           },
         },
-        () =>
-          processRecord(
-            record,
-            syncDeps((p) => {
-              if (p.outcome === 'applied') {
-                result.applied.set(
-                  message.agentId,
-                  (result.applied.get(message.agentId) ?? 0) + 1,
-                );
-              }
-            }),
-          ),
+        () => processCounted(record, message.agentId, result),
       );
       result.outcomes.push({ kind: message.plan.kind, outcome });
       result.settled.add(message);
@@ -808,18 +812,7 @@ describe('fault histories', () => {
                 await sleep(30);
               },
             },
-            () =>
-              processRecord(
-                record,
-                syncDeps((p) => {
-                  if (p.outcome === 'applied') {
-                    result.applied.set(
-                      message.agentId,
-                      (result.applied.get(message.agentId) ?? 0) + 1,
-                    );
-                  }
-                }),
-              ),
+            () => processCounted(record, message.agentId, result),
           );
           result.outcomes.push({ kind: message.plan.kind, outcome });
           result.settled.add(message);
