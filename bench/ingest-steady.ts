@@ -194,6 +194,14 @@ async function main() {
     validation.push(p.validationMs);
     database.push(p.syncMs - p.validationMs);
   }
+  if (latency.length === 0) {
+    console.log(
+      `\npublished ${sent} resyncs (publishes retried ${publishRetries}, given up ${publishFailures}); none was applied and traced inside the ${DURATION_S} s window: the offered load is beyond what this machine carries, so there are no steady-state figures`,
+    );
+    await nc.close();
+    await stack.stop();
+    return;
+  }
   const worker = mean(decode) + mean(validation) + mean(database);
   const perResync = (total: number) => total / Math.max(steady.length, 1);
   const decodeCpu = mean(decode);
