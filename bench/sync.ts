@@ -121,15 +121,15 @@ const steps = () => ({
   changed: [] as number[],
 });
 
-/** One message from its JSON text to its commit, as the sync worker runs it. */
+/** One message from its bytes to its commit, as the sync worker runs it. */
 async function ingest(
   db: Db,
   agentId: string,
-  json: string,
+  body: Buffer,
   now: () => Date,
 ): Promise<void> {
   const subject = { clientSlug: 'bench', envSlug: 'prod', agentId };
-  await syncInventory(db, subject, decodeInventoryJson(json), { now });
+  await syncInventory(db, subject, decodeInventoryJson(body), { now });
 }
 
 async function measure(
@@ -172,10 +172,16 @@ async function measure(
     JSON.parse(texts.first);
     parse.push(performance.now() - parseStart);
     const now = () => new Date('2026-06-15T12:10:00Z');
+    // As the worker receives a body: bytes (gunzipped or read from S3).
+    const bodies = {
+      first: Buffer.from(texts.first),
+      same: Buffer.from(texts.same),
+      changed: Buffer.from(texts.changed),
+    };
     for (const step of ['first', 'same', 'changed'] as const) {
       const cpuStart = process.cpuUsage();
       const started = performance.now();
-      await ingest(db, agentId, texts[step], now);
+      await ingest(db, agentId, bodies[step], now);
       figures[step].push(performance.now() - started);
       const used = process.cpuUsage(cpuStart);
       cpu[step].push((used.user + used.system) / 1000);

@@ -21,7 +21,7 @@ import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
  * Bumped whenever a kind's mapping to its table or the digest changes, so
  * that every row is rewritten once instead of being taken as unchanged.
  */
-export const ROW_SHAPE_VERSION = '3';
+export const ROW_SHAPE_VERSION = '4';
 
 type RowOf<K extends KindKey> = NonNullable<Inventory[K]>[number];
 export type DbRow = Record<string, unknown>;

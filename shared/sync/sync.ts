@@ -8,7 +8,7 @@
  * Kinds missing from the message were not collected: they are neither
  * written nor pruned.
  */
-import { hash as digest } from 'node:crypto';
+import { createHash, hash as digest } from 'node:crypto';
 import { isIP } from 'node:net';
 import { syncArgocdApplications } from '../argocd/applications.ts';
 import {
@@ -35,12 +35,13 @@ import {
   type Inventory,
   KIND_KEYS,
   normalizedInventory,
-  rowBytesAreFaithful,
+  toWireInventory,
   validateRows,
   WIRE_RULES_VERSION,
   type WireInventory,
   type WorkloadRow,
 } from '../wire/inventory.ts';
+import type { SentRows } from '../wire/sent-rows.ts';
 import {
   type DbRow,
   KIND_ORDER,
@@ -177,91 +178,99 @@ interface IncomingRow {
  * were taken under. A row's bytes that match a stored digest were accepted
  * by these very rules, so they are not validated again.
  */
-const DIGEST_PREFIX = `${ROW_SHAPE_VERSION}\u0001${WIRE_RULES_VERSION}\u0001`;
+const DIGEST_TAG = `${ROW_SHAPE_VERSION}.${WIRE_RULES_VERSION}:`;
 
 /**
- * The digest of a value's bytes as `JSON.stringify` writes them, which
- * for a parsed message are its own bytes up to whitespace: equal digests,
- * equal rows (rowBytesAreFaithful says when not, and such a digest never
- * matches). SHA-256: the digest now decides what is validated, so a
- * collision must be out of reach, not only unlikely.
+ * The digest of bytes as sent. Equal digests, equal bytes, so an equal row:
+ * SHA-256, as the digest decides what is validated, so a collision must be
+ * out of reach, not only unlikely.
  */
-function bytesDigest(value: unknown, faithful: boolean): string {
-  let json: string;
-  try {
-    json = JSON.stringify(value ?? null);
-  } catch {
-    // Nested past the stack: such a row is validated, which refuses it
-    // naming its path (bounded-json.ts).
-    return UNMATCHED;
-  }
-  const hash = digest('sha256', DIGEST_PREFIX + json, 'base64');
-  return faithful ? hash : `${UNMATCHED}${hash}`;
+function bytesDigest(bytes: Uint8Array): string {
+  return DIGEST_TAG + digest('sha256', bytes, 'base64');
 }
+
+/**
+ * A workload's two digests: of its bytes without its spec facts' value,
+ * and of that value, so that a facts-only change does not rewrite its row.
+ * Together they fix the row's bytes: the first holds where the facts were
+ * cut out (an injective encoding), the second what was cut.
+ */
+function workloadDigests(
+  rows: SentRows,
+  i: number,
+): { hash: string; factsHash: string } | undefined {
+  const cut = rows.around(i, 'spec_facts');
+  if (cut === undefined) return undefined; // no object the scan follows
+  const hash = createHash('sha256');
+  if (cut === null) {
+    hash.update(NO_FACTS_CUT).update(rows.bytes(i));
+  } else {
+    hash.update(`${cut.head.length}:`).update(cut.head).update(cut.tail);
+  }
+  return {
+    hash: DIGEST_TAG + hash.digest('base64'),
+    factsHash: bytesDigest(cut === null ? NULL_BYTES : cut.value),
+  };
+}
+
+/** Where the facts were cut out, for a row that has none. */
+const NO_FACTS_CUT = '-:';
+const NULL_BYTES = Buffer.from('null');
 
 /** Starts a digest no stored row has: its row is taken as changed. */
 const UNMATCHED = 'unmatched:';
 
-/** A row's key, from a row as sent: undefined if a key field is no string. */
-function keyOfSent(def: KindDefinition, row: unknown): string | undefined {
-  if (typeof row !== 'object' || row === null) return undefined;
-  const fields = row as Record<string, unknown>;
-  let key = '';
-  for (const [i, column] of def.keyColumns.entries()) {
-    const value = fields[column];
-    if (typeof value !== 'string') return undefined;
-    key = i === 0 ? value : `${key}\u0001${value}`;
-  }
-  return key;
-}
-
 interface SentDigest {
-  key: string | undefined;
   hash: string;
   factsHash: string | undefined;
-  changed: boolean;
+  /** The stored row of the same bytes; undefined: the row is new or changed. */
+  same: StoredRow | undefined;
 }
 
 /**
- * The digests of a kind's rows as sent, each compared with its stored row's.
- * A workload's spec facts are digested apart: a facts-only change must not
- * rewrite its row. Pure computation, before any validation.
+ * The digests of a kind's rows as sent, taken from their bytes, each looked
+ * up among the stored rows' digests: a row whose bytes are stored is known
+ * (its key too) without being parsed. Pure computation, before any
+ * validation.
  */
 function digestSent(
   kind: KindKey,
-  rows: readonly unknown[],
+  rows: SentRows,
   stored: ReadonlyMap<string, StoredRow> | undefined,
-  faithful: boolean,
 ): SentDigest[] {
-  const def = KINDS[kind] as KindDefinition;
+  const byDigest = new Map<string, StoredRow>();
+  for (const row of stored?.values() ?? []) {
+    byDigest.set(row.content_hash, row);
+  }
   const out: SentDigest[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    const key = keyOfSent(def, row);
-    let hash: string;
-    let factsHash: string | undefined;
-    if (kind === 'workloads' && key !== undefined) {
-      const { spec_facts: facts, ...rest } = row as Record<string, unknown>;
-      hash = bytesDigest(rest, faithful);
-      factsHash = bytesDigest(facts, faithful);
+    if (kind === 'workloads') {
+      const digests = workloadDigests(rows, i);
+      if (digests === undefined) {
+        out[i] = { hash: UNMATCHED, factsHash: undefined, same: undefined };
+        continue;
+      }
+      const before = byDigest.get(digests.hash);
+      const same =
+        before !== undefined &&
+        before.spec_facts_wire_hash === digests.factsHash
+          ? before
+          : undefined;
+      out[i] = { ...digests, same };
     } else {
-      hash = bytesDigest(row, faithful);
+      const hash = bytesDigest(rows.bytes(i));
+      out[i] = { hash, factsHash: undefined, same: byDigest.get(hash) };
     }
-    const before = key === undefined ? undefined : stored?.get(key);
-    const changed =
-      before === undefined ||
-      before.content_hash !== hash ||
-      (factsHash !== undefined && before.spec_facts_wire_hash !== factsHash);
-    out[i] = { key, hash, factsHash, changed };
   }
   return out;
 }
 
 /**
- * Every collected kind's rows, the changed ones validated by the wire
- * schema (all of them on a first sync): a malformed one refuses the whole
- * message, before anything is written, with the reason the whole schema
- * would give.
+ * Every collected kind's rows, the new and changed ones parsed and
+ * validated by the wire schema (all of them on a first sync): a malformed
+ * one refuses the whole message, before anything is written, with the
+ * reason the whole schema would give. An unchanged row is read (parsed, as
+ * sent) only if a later step reads it.
  */
 function checkRows(
   inventory: WireInventory,
@@ -271,20 +280,16 @@ function checkRows(
   rows: Partial<Record<KindKey, IncomingRow[]>>;
   validated: Partial<Record<KindKey, Map<number, unknown>>>;
 } {
-  const faithful = rowBytesAreFaithful(inventory);
   const sent = new Map<KindKey, SentDigest[]>();
   const changed: Partial<Record<KindKey, number[]>> = {};
   for (const kind of kinds) {
-    const digests = digestSent(
-      kind,
-      inventory[kind] ?? [],
-      stored.get(kind),
-      faithful,
-    );
+    const rows = inventory[kind];
+    if (rows === undefined) continue;
+    const digests = digestSent(kind, rows, stored.get(kind));
     sent.set(kind, digests);
     const indexes: number[] = [];
     for (let i = 0; i < digests.length; i++) {
-      if (digests[i]?.changed) indexes.push(i);
+      if (digests[i]?.same === undefined) indexes.push(i);
     }
     changed[kind] = indexes;
   }
@@ -292,12 +297,11 @@ function checkRows(
   const rows: Partial<Record<KindKey, IncomingRow[]>> = {};
   for (const kind of kinds) {
     const def = KINDS[kind] as KindDefinition;
-    const sentRows = inventory[kind] ?? [];
+    const sentRows = inventory[kind];
     const valid = validated[kind];
+    if (sentRows === undefined) continue;
     rows[kind] = (sent.get(kind) ?? []).map((d, i) => {
-      if (!d.changed) {
-        return { ...d, key: d.key as string, row: sentRows[i] };
-      }
+      if (d.same !== undefined) return unchangedRow(d, d.same.key, sentRows, i);
       const row = valid?.get(i);
       return {
         key: naturalKey(def, row as DbRow),
@@ -311,12 +315,32 @@ function checkRows(
   return { rows, validated };
 }
 
+/** An unchanged row: parsed as sent only when a step reads it. */
+function unchangedRow(
+  d: SentDigest,
+  key: string,
+  rows: SentRows,
+  i: number,
+): IncomingRow {
+  return {
+    key,
+    hash: d.hash,
+    factsHash: d.factsHash,
+    changed: false,
+    get row() {
+      return rows.value(i);
+    },
+  };
+}
+
 /** Validates every row (nothing stored to compare with), or refuses. */
 function validateAll(inventory: WireInventory): void {
   const all: Partial<Record<KindKey, number[]>> = {};
   for (const kind of KIND_KEYS) {
     const rows = inventory[kind];
-    if (rows !== undefined) all[kind] = rows.map((_, i) => i);
+    if (rows !== undefined) {
+      all[kind] = Array.from({ length: rows.length }, (_, i) => i);
+    }
   }
   validateRows(inventory, all);
 }
@@ -444,10 +468,11 @@ const identitySpan: SpanRunner = (_name, fn) => fn();
 export async function syncInventory(
   db: Db,
   subject: SyncSubject,
-  inventory: WireInventory,
+  message: WireInventory | Inventory,
   options: SyncOptions = {},
 ): Promise<SyncResult> {
   const started = performance.now();
+  const inventory = toWireInventory(message);
   const span = options.span ?? identitySpan;
   const now = options.now?.() ?? new Date();
   if (inventory.agent_id.toLowerCase() !== subject.agentId.toLowerCase()) {
@@ -680,7 +705,8 @@ function prepareKind(
     const before = storedRows.get(row.key);
     if (!before) added++;
     if (before?.content_hash === row.hash) {
-      unchanged.add(row.row);
+      // Read by the events history only: an unchanged row is parsed if read.
+      if (kind === 'events') unchanged.add(row.row);
       if (
         row.factsHash !== undefined &&
         before.spec_facts_wire_hash !== row.factsHash

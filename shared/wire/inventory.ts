@@ -33,10 +33,13 @@
  * names 253, an object's annotations 256 KiB), so no real object is refused.
  */
 
+import { isUtf8 } from 'node:buffer';
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
+import { scanMessage } from './message-scan.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
+import { SentRows } from './sent-rows.ts';
 import { specFactsSchema } from './spec-facts.ts';
 import { mayHoldUnstorableText, unstorableText } from './storable-text.ts';
 
@@ -751,11 +754,11 @@ export type ArgocdApplication = z.output<typeof argocdApplicationSchema>;
 
 /**
  * A decoded message whose envelope is validated and whose rows are not yet
- * (`decodeInventoryJson`): each kind array holds the rows as sent. A
- * validated `Inventory` is one too (its rows validate to themselves).
+ * (`decodeInventoryJson`): each kind array holds the rows as sent, as bytes
+ * parsed only when read.
  */
 export type WireInventory = Omit<Inventory, KindKey> & {
-  [K in KindKey]?: readonly unknown[] | undefined;
+  [K in KindKey]?: SentRows | undefined;
 };
 
 /** The row type of each kind array. */
@@ -911,108 +914,143 @@ export function parseInventoryJson(
   return parseInventory(decodeJson(body).value);
 }
 
-/** An exponent of three digits or more (inside strings too). */
-const LONG_EXPONENT = /[eE]\+?[0-9]{3}/g;
-/** Digits an overflowing integer part has at least (1e308 has 309). */
-const OVERFLOW_DIGITS = 309;
-
-const isDigit = (c: number) => c >= 48 && c <= 57;
-/** What may precede a JSON value (`:` `,` `[`, whitespace) and follow one. */
-const VALUE_BEFORE = [58, 44, 91, 32, 10, 13, 9];
-const VALUE_AFTER = [44, 125, 93, 32, 10, 13, 9];
-
-/**
- * Whether a JSON text may hold a number literal that parses to Infinity:
- * one with an exponent of three digits or more, or with 309 digits in a
- * row. `JSON.stringify` writes Infinity as `null`, so such a row's bytes
- * would not stand for what was parsed. A false match (text in a string that
- * looks like such a number between delimiters) only costs the message its
- * digests' shortcut.
- */
-export function mayHoldOverflowingNumber(json: string): boolean {
-  LONG_EXPONENT.lastIndex = 0;
-  for (
-    let m = LONG_EXPONENT.exec(json);
-    m !== null;
-    m = LONG_EXPONENT.exec(json)
-  ) {
-    // A number's mantissa, back to what precedes a JSON value.
-    let i = m.index - 1;
-    while (i >= 0) {
-      const c = json.charCodeAt(i);
-      if (isDigit(c) || c === 46 || c === 45) i--;
-      else break;
-    }
-    if (i === m.index - 1) continue; // `e` after a letter: text
-    // ... and on to what follows one: what does not fit is inside a string.
-    let j = m.index + m[0].length;
-    while (j < json.length && isDigit(json.charCodeAt(j))) j++;
-    if (
-      VALUE_BEFORE.includes(json.charCodeAt(i)) &&
-      VALUE_AFTER.includes(json.charCodeAt(j))
-    ) {
-      return true;
-    }
-  }
-  // Any run of 309 digits covers a multiple of 154 (its length is more than
-  // twice that): look there only, and measure the run.
-  const step = Math.floor(OVERFLOW_DIGITS / 2);
-  for (let i = step; i < json.length; i += step) {
-    if (!isDigit(json.charCodeAt(i))) continue;
-    let start = i;
-    while (start > 0 && isDigit(json.charCodeAt(start - 1))) start--;
-    let end = i + 1;
-    while (end < json.length && isDigit(json.charCodeAt(end))) end++;
-    if (end - start >= OVERFLOW_DIGITS) return true;
-  }
-  return false;
-}
-
-/** Messages whose rows do not match their bytes (mayHoldOverflowingNumber). */
-const untrustedBytes = new WeakSet<object>();
-
-/**
- * Whether each row of a decoded message is what its `JSON.stringify` bytes
- * parse back to, so that equal bytes mean an equal row: false only for a
- * message that may hold an overflowing number (mayHoldOverflowingNumber).
- */
-export function rowBytesAreFaithful(inventory: WireInventory): boolean {
-  return !untrustedBytes.has(inventory);
-}
+const KIND_NAMES: ReadonlySet<string> = new Set(KIND_KEYS);
 
 /**
  * Decodes a UTF-8 JSON body and validates all of it but the rows of its
- * kind arrays, which stay as sent (`validateRows` checks them). A message
- * that fails anywhere outside those rows is refused exactly as
- * `parseInventoryJson` refuses it, with the reason the whole schema gives.
+ * kind arrays, which stay as sent, as bytes (`validateRows` checks them): a
+ * resync digests its rows from the bytes and parses only those it does not
+ * know. A message that fails anywhere outside those rows is refused exactly
+ * as `parseInventoryJson` refuses it, with the reason the whole schema
+ * gives: whatever the fast path does not take is decoded whole.
  */
 export function decodeInventoryJson(
   body: Buffer | Uint8Array | string,
 ): WireInventory {
-  const { value, json } = decodeJson(body);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const fast = isUtf8(bytes) ? decodeScanned(bytes) : undefined;
+  if (fast !== undefined) return fast;
+  const { value } = decodeJson(bytes);
   checkVersion(value);
   const result = envelopeSchema.safeParse(value, { error: errorMap });
   if (!result.success) {
     // Refused: the whole schema names every issue, rows' included, in its
     // own order.
-    return parseInventory(value);
+    parseInventory(value);
+    throw new RejectedInventoryError(formatIssues(result.error));
   }
-  const inventory = result.data as WireInventory;
-  if (mayHoldOverflowingNumber(json)) untrustedBytes.add(inventory);
-  return inventory;
+  return toWireInventory(result.data as WireInventoryInput);
 }
 
 /**
- * The rows of each kind at the given indexes, validated and normalized as
- * the whole schema does; a refusal names every issue as `parseInventory`
- * would (paths from the message's root, in the schema's order), given that
- * the envelope and every other row are valid.
+ * The fast path: the message scanned (message-scan.ts), its envelope parsed
+ * and validated, its rows left as bytes; undefined for anything it does not
+ * accept, which the whole path then refuses with its own reason.
+ */
+function decodeScanned(bytes: Uint8Array): WireInventory | undefined {
+  const scanned = scanMessage(bytes, KIND_NAMES);
+  if (scanned === undefined) return undefined;
+  const text = utf8.decode(scanned.envelope);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (mayHoldUnstorableText(text) && unstorableText(value) !== undefined) {
+    return undefined;
+  }
+  try {
+    checkVersion(value);
+  } catch {
+    return undefined;
+  }
+  const result = envelopeSchema.safeParse(value, { error: errorMap });
+  if (!result.success) return undefined;
+  const inventory = result.data as Record<string, unknown>;
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const kind of KIND_KEYS) {
+    if (inventory[kind] === undefined) continue;
+    const spans = scanned.rows.get(kind);
+    // An array in the envelope is one the scan cut out: it has spans.
+    if (spans === undefined) return undefined;
+    inventory[kind] = new SentRows(buffer, spans);
+  }
+  sources.set(inventory, bytes);
+  return inventory as WireInventory;
+}
+
+/** A decoded message's bytes, for refusing it as the whole schema does. */
+const sources = new WeakMap<object, Uint8Array>();
+
+/** A message whose kind arrays hold rows as values or as sent. */
+type WireInventoryInput = Omit<Inventory, KindKey> & {
+  [K in KindKey]?: SentRows | readonly unknown[] | undefined;
+};
+
+/**
+ * A message as the sync reads it, from one whose kind arrays may hold rows
+ * as values (a parsed message, a test's): those become rows as sent, with
+ * the bytes `JSON.stringify` writes for them.
+ */
+export function toWireInventory(
+  inventory: WireInventoryInput | Inventory,
+): WireInventory {
+  const input = inventory as WireInventoryInput;
+  if (KIND_KEYS.every((k) => !Array.isArray(input[k]))) {
+    return input as WireInventory;
+  }
+  const out = { ...input } as Record<string, unknown>;
+  for (const kind of KIND_KEYS) {
+    const rows = input[kind];
+    if (Array.isArray(rows)) out[kind] = SentRows.fromValues(rows);
+  }
+  return out as WireInventory;
+}
+
+/**
+ * The refusal the whole schema gives a message the sync found a malformed
+ * row in: from its bytes when it was decoded from them (a row that is no
+ * JSON is named by its position in the body), else from its rows parsed.
+ * Undefined if the whole schema accepts it.
+ */
+function refusalOfWhole(
+  inventory: WireInventory,
+): RejectedInventoryError | undefined {
+  try {
+    const bytes = sources.get(inventory);
+    if (bytes !== undefined) {
+      parseInventoryJson(bytes);
+    } else {
+      const whole = { ...inventory } as Record<string, unknown>;
+      for (const kind of KIND_KEYS) whole[kind] = inventory[kind]?.values();
+      parseInventory(whole);
+    }
+  } catch (error) {
+    if (error instanceof RejectedInventoryError) return error;
+    throw error;
+  }
+  return undefined;
+}
+
+/**
+ * The rows of each kind at the given indexes, parsed, validated and
+ * normalized as the whole schema does. A message with any malformed one
+ * (no JSON, text PostgreSQL cannot store, or what the schema refuses) is
+ * refused whole, with the reason `parseInventoryJson` gives it.
  */
 export function validateRows(
   inventory: WireInventory,
   indexes: Partial<Record<KindKey, readonly number[]>>,
 ): Partial<Record<KindKey, Map<number, unknown>>> {
   const issues: z.core.$ZodIssue[] = [];
+  let malformed = false;
+  // Text a body spells and PostgreSQL cannot store refuses the message, as
+  // decoding a body whole does; rows given as values were checked (or, in
+  // tests, are stored without the NUL).
+  const fromBody = sources.has(inventory);
   const out: Partial<Record<KindKey, Map<number, unknown>>> = {};
   for (const kind of KIND_KEYS) {
     const rows = inventory[kind];
@@ -1021,7 +1059,26 @@ export function validateRows(
     const schema: z.ZodType = ROW_SCHEMAS[kind];
     const valid = new Map<number, unknown>();
     for (const index of wanted) {
-      const result = schema.safeParse(rows[index], { error: errorMap });
+      let row: unknown;
+      try {
+        row = rows.value(index);
+      } catch {
+        malformed = true;
+        continue;
+      }
+      if (fromBody && mayHoldUnstorableText(rows.text(index))) {
+        const found = unstorableText(row);
+        if (found !== undefined) {
+          issues.push({
+            code: 'custom',
+            input: undefined,
+            message: found.rule,
+            path: [kind, index, ...found.path],
+          });
+          continue;
+        }
+      }
+      const result = schema.safeParse(row, { error: errorMap });
       if (result.success) {
         valid.set(index, result.data);
       } else {
@@ -1032,10 +1089,14 @@ export function validateRows(
     }
     out[kind] = valid;
   }
-  if (issues.length > 0) {
-    throw new RejectedInventoryError(formatIssueList(issues), {
-      cause: new z.ZodError(issues),
-    });
+  if (malformed || issues.length > 0) {
+    throw (
+      refusalOfWhole(inventory) ??
+      new RejectedInventoryError(
+        malformed ? 'body: invalid JSON' : formatIssueList(issues),
+        { cause: new z.ZodError(issues) },
+      )
+    );
   }
   return out;
 }
@@ -1099,8 +1160,10 @@ export function normalizedInventory(
     const rows = inventory[kind];
     if (rows === undefined) continue;
     const valid = validated[kind];
+    const rowAt = (i: number) =>
+      valid?.get(i) ?? ROW_SCHEMAS[kind].parse(rows.value(i));
     if (valid !== undefined && valid.size === rows.length) {
-      out[kind] = rows.map((_, i) => valid.get(i));
+      out[kind] = Array.from({ length: rows.length }, (_, i) => rowAt(i));
       continue;
     }
     let normalized: unknown[] | undefined;
@@ -1108,9 +1171,7 @@ export function normalizedInventory(
       enumerable: true,
       configurable: true,
       get() {
-        normalized ??= rows.map(
-          (row, i) => valid?.get(i) ?? ROW_SCHEMAS[kind].parse(row),
-        );
+        normalized ??= Array.from({ length: rows.length }, (_, i) => rowAt(i));
         return normalized;
       },
     });

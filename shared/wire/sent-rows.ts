@@ -1,0 +1,89 @@
+/**
+ * One kind array's rows as the agent sent them: their bytes, parsed only
+ * when read. A resync digests each row straight from its bytes and reads
+ * (parses, validates) only the rows whose digests it does not know.
+ */
+import { memberSpan, type RowSpans, scanArray } from './message-scan.ts';
+
+/** A row's bytes cut around one of its members (see SentRows.around). */
+export interface CutRow {
+  /** From the row's start to the member's value (its name included). */
+  head: Uint8Array;
+  /** The member's value. */
+  value: Uint8Array;
+  /** From after the member's value to the row's end. */
+  tail: Uint8Array;
+}
+
+export class SentRows {
+  readonly length: number;
+  readonly #bytes: Buffer;
+  readonly #spans: RowSpans;
+  readonly #values: unknown[];
+
+  constructor(bytes: Buffer, spans: RowSpans) {
+    this.#bytes = bytes;
+    this.#spans = spans;
+    this.length = spans.starts.length;
+    this.#values = new Array(this.length);
+  }
+
+  /**
+   * Rows given as values: their bytes are what `JSON.stringify` writes, as
+   * for a message an agent built the same way.
+   */
+  static fromValues(values: readonly unknown[]): SentRows {
+    const bytes = Buffer.from(JSON.stringify(values));
+    const spans = scanArray(bytes);
+    // JSON.stringify writes what the scan follows; undefined becomes null.
+    if (spans === undefined)
+      throw new Error('unscannable JSON.stringify output');
+    return new SentRows(bytes, spans);
+  }
+
+  /** Row `i`'s bytes as sent. */
+  bytes(i: number): Uint8Array {
+    return this.#bytes.subarray(this.#spans.starts[i], this.#spans.ends[i]);
+  }
+
+  /** Row `i`'s text as sent. */
+  text(i: number): string {
+    return this.#bytes.toString(
+      'utf8',
+      this.#spans.starts[i],
+      this.#spans.ends[i],
+    );
+  }
+
+  /**
+   * Row `i` parsed as sent, not validated (the same value on every read);
+   * throws a SyntaxError for bytes that are no JSON value.
+   */
+  value(i: number): unknown {
+    if (!(i in this.#values)) this.#values[i] = JSON.parse(this.text(i));
+    return this.#values[i];
+  }
+
+  /** Every row parsed as sent. */
+  values(): unknown[] {
+    return Array.from({ length: this.length }, (_, i) => this.value(i));
+  }
+
+  /**
+   * Row `i`'s bytes cut around the value of its member `name` (its last
+   * occurrence, as JSON.parse reads it): null when the row has no such
+   * member, undefined when its bytes are no object the scan can follow.
+   */
+  around(i: number, name: string): CutRow | null | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    const row = this.#bytes.subarray(0, end);
+    const span = memberSpan(row, start, name);
+    if (span === undefined || span === null) return span;
+    return {
+      head: this.#bytes.subarray(start, span.valueStart),
+      value: this.#bytes.subarray(span.valueStart, span.valueEnd),
+      tail: this.#bytes.subarray(span.valueEnd, end),
+    };
+  }
+}
