@@ -225,4 +225,77 @@ describe('validating only what changed', () => {
       JSON.parse(JSON.stringify(parseInventoryJson(json))),
     );
   });
+
+  it('refuses a resync whose changed row is no JSON with the reason the whole body gets, and writes nothing', async () => {
+    // Prepare
+    const { first, later } = messages(47);
+    const { clusterId } = await sync(JSON.stringify(first));
+    const before = await dumpCluster(database.db, clusterId);
+    const name = later.pods?.[4]?.name;
+    if (!name) throw new Error('the generated inventory has pods');
+    const json = JSON.stringify(later).replace(
+      `"name":"${name}"`,
+      `"name":"${name}",,`,
+    );
+    const whole = (() => {
+      try {
+        parseInventoryJson(json);
+      } catch (error) {
+        return (error as RejectedInventoryError).reason;
+      }
+      throw new Error('JSON.parse accepted it');
+    })();
+
+    // Act
+    const result = sync(json);
+
+    // Assess
+    expect(whole).toMatch(/^body: invalid JSON \(at position \d+\)$/);
+    await expect(result).rejects.toMatchObject({ reason: whole });
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('takes a row sent with other spacing as changed: it is validated and written again', async () => {
+    // Prepare
+    const { first, later } = messages(48);
+    await sync(JSON.stringify(first));
+    const counts = countValidations();
+
+    // Act: the same values, indented.
+    const result = await sync(JSON.stringify(later, null, 1));
+    const again = await sync(
+      JSON.stringify({ ...later, timestamp: '2026-06-15T12:02:00Z' }, null, 1),
+    );
+
+    // Assess
+    expect(counts.pods).toBe(later.pods?.length);
+    expect(result.kinds.pods).toMatchObject({
+      upserted: later.pods?.length,
+      pruned: 0,
+    });
+    // Known by its new bytes from then on.
+    expect(again.kinds.pods).toMatchObject({ upserted: 0, pruned: 0 });
+  });
+
+  it('refuses a workload whose bytes are those of a known row with its facts cut out', async () => {
+    // Prepare: a workload whose facts are null; the resync drops the
+    // member and leaves a byte no JSON has in its place.
+    const { first, later } = messages(49);
+    const index = first.workloads?.findIndex((w) => w.spec_facts) ?? -1;
+    const workload = first.workloads?.[index];
+    if (!workload) throw new Error('a workload has facts');
+    workload.spec_facts = null;
+    (later.workloads?.[index] as { spec_facts: unknown }).spec_facts = null;
+    await sync(JSON.stringify(first));
+    const json = JSON.stringify(later).replace(',"spec_facts":null', ',\u0001');
+    expect(json).toContain('\u0001');
+
+    // Act
+    const result = sync(json);
+
+    // Assess
+    await expect(result).rejects.toMatchObject({
+      reason: expect.stringMatching(/^body: invalid JSON/),
+    });
+  });
 });
