@@ -457,6 +457,15 @@ const NO_FACTS: FactsStepResult = {
   notNewer: 0,
 };
 
+/** The kinds k8s_refresh_rollups reads (migrations/0010). */
+const ROLLUP_KINDS: readonly KindKey[] = [
+  'nodes',
+  'namespaces',
+  'workloads',
+  'pods',
+  'services',
+];
+
 const identitySpan: SpanRunner = (_name, fn) => fn();
 
 /**
@@ -920,6 +929,13 @@ async function applyKinds(
       if (ids && ids.length > 0) await deleteRows(tx, kind, cluster.id, ids);
     }
   });
-  await refreshRollups(tx, cluster.id);
+  // The rollups are a function of these kinds' stored rows alone: a sync
+  // that wrote and pruned none of them (a no-change resync) leaves them as
+  // they are, and skips a statement that reads every pod of the cluster.
+  const rollupsStale = ROLLUP_KINDS.some((kind) => {
+    const counts = kinds[kind];
+    return counts !== undefined && (counts.upserted > 0 || counts.pruned > 0);
+  });
+  if (rollupsStale) await refreshRollups(tx, cluster.id);
   return { kinds, linkage, facts };
 }

@@ -320,6 +320,69 @@ describe('syncInventory', () => {
     }
   });
 
+  it('refreshes the rollups only when a row they read was written or pruned', async () => {
+    // Prepare: a figure made wrong by hand shows whether a sync recomputed it.
+    const inv = small(31);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const figure = () =>
+      queryOne<{ pods_total: number }>(
+        database.db,
+        'select pods_total from clusters where id = $1',
+        [clusterId],
+      );
+    const stored = (await figure())?.pods_total;
+    await query(
+      database.db,
+      'update clusters set pods_total = -1 where id = $1',
+      [clusterId],
+    );
+    const at = (minutes: number) =>
+      new Date(Date.parse(inv.timestamp) + minutes * 60_000).toISOString();
+    const events = structuredClone(inv.events ?? []);
+    const event = events[0];
+    if (!event) throw new Error('the generated inventory has events');
+    event.count = (event.count ?? 0) + 1;
+    const pods = structuredClone(inv.pods ?? []);
+    const pod = pods[0];
+    if (!pod) throw new Error('the generated inventory has pods');
+    pod.restart_count = (pod.restart_count ?? 0) + 1;
+
+    // Act
+    await syncInventory(
+      database.db,
+      subject,
+      { ...inv, timestamp: at(1) },
+      options,
+    );
+    const afterNoChange = (await figure())?.pods_total;
+    const eventOnly = await syncInventory(
+      database.db,
+      subject,
+      { ...inv, events, timestamp: at(2) },
+      options,
+    );
+    const afterEvent = (await figure())?.pods_total;
+    await syncInventory(
+      database.db,
+      subject,
+      { ...inv, events, pods, timestamp: at(3) },
+      options,
+    );
+
+    // Assess
+    expect(afterNoChange).toBe(-1);
+    expect(eventOnly.kinds.events?.upserted).toBe(1);
+    expect(afterEvent).toBe(-1);
+    expect((await figure())?.pods_total).toBe(stored);
+    expect(stored).toBe(inv.pods?.length);
+  });
+
   it('prunes exactly the rows a later snapshot no longer carries', async () => {
     // Prepare
     const inv = small(4);

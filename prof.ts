@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { generateInventory } from './shared/fixtures/generate.ts';
+import { syncInventory } from './shared/sync/sync.ts';
+import { decodeInventoryJson } from './shared/wire/inventory.ts';
+import { benchDatabase } from './bench/common.ts';
+import { query } from './shared/db/pool.ts';
+const bench = await benchDatabase('k8s_inventory_prof');
+const db = bench.db;
+await query(db, `insert into clients (slug, name) values ('bench', 'bench')`);
+await query(db, `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`);
+const agentId = randomUUID();
+const gen = generateInventory({ size: 'large', seed: 1, agentId, timestamp: '2026-06-15T12:00:00Z' });
+const subject = { clientSlug: 'bench', envSlug: 'prod', agentId };
+const now = () => new Date('2026-06-15T12:59:00Z');
+await syncInventory(db, subject, decodeInventoryJson(Buffer.from(JSON.stringify(gen))), { now });
+const bodies = Array.from({ length: 20 }, (_, i) => Buffer.from(JSON.stringify({ ...gen, timestamp: `2026-06-15T12:${String(i + 10)}:00Z` })));
+const s = new Session(); s.connect(); await s.post('Profiler.enable'); await s.post('Profiler.start');
+let cpu = 0, wall = 0;
+for (const body of bodies) {
+  const c = process.cpuUsage(); const t = performance.now();
+  const r = await syncInventory(db, subject, decodeInventoryJson(body), { now });
+  const u = process.cpuUsage(c); cpu += (u.user + u.system) / 1000; wall += performance.now() - t;
+  if (r.kinds.pods?.upserted !== 0) throw new Error('changed?');
+}
+const { profile } = await s.post('Profiler.stop');
+mkdirSync('/tmp/prof2', { recursive: true }); writeFileSync('/tmp/prof2/p.cpuprofile', JSON.stringify(profile));
+console.log('per no-change: wall', (wall / 20).toFixed(0), 'cpu', (cpu / 20).toFixed(0));
+await bench.close();
