@@ -31,6 +31,16 @@ import {
 
 const NOW = new Date('2026-06-15T12:30:00Z');
 
+/** The reason the whole-message path refuses `json` with. */
+function wholeReason(json: string): string {
+  try {
+    parseInventoryJson(json);
+  } catch (error) {
+    return (error as RejectedInventoryError).reason;
+  }
+  throw new Error('the whole schema accepted it');
+}
+
 describe('validating only what changed', () => {
   let database: TestDatabase;
   let tenant: Tenant;
@@ -134,14 +144,7 @@ describe('validating only what changed', () => {
     if (!workload) throw new Error('the generated inventory has workloads');
     (workload as { replicas_desired: unknown }).replicas_desired = 'three';
     const json = JSON.stringify(later);
-    const whole = (() => {
-      try {
-        parseInventoryJson(json);
-      } catch (error) {
-        return (error as RejectedInventoryError).reason;
-      }
-      throw new Error('the whole schema accepted it');
-    })();
+    const whole = wholeReason(json);
 
     // Act
     const result = sync(json);
@@ -237,14 +240,7 @@ describe('validating only what changed', () => {
       `"name":"${name}"`,
       `"name":"${name}",,`,
     );
-    const whole = (() => {
-      try {
-        parseInventoryJson(json);
-      } catch (error) {
-        return (error as RejectedInventoryError).reason;
-      }
-      throw new Error('JSON.parse accepted it');
-    })();
+    const whole = wholeReason(json);
 
     // Act
     const result = sync(json);
