@@ -20,12 +20,16 @@
  * The CPU by stage: the bridge's and PostgreSQL's are their processes'; the
  * validation is the sync's own measure of that synchronous step; decode and
  * parse (the queued record read back, gunzip, JSON.parse and the envelope)
- * is measured after the window on a steady body as queued, one at a time
- * (in the window, records overlap and its wall time holds others' work);
+ * is measured just before the window on a steady body as queued, one at a
+ * time, while the queue is empty (in the window, records overlap and its
+ * wall time holds others' work);
  * the rest of the worker's CPU is the sync's client side of the database,
- * the poller and the SQS client. The agents', nats-server's and the queue
- * emulator's are printed apart: they are not the backend's.
+ * the poller and the SQS client. The worker's and PostgreSQL's CPU is per
+ * record settled in the window, the bridge's per message it forwarded. The
+ * agents', nats-server's and the queue emulator's are printed apart, per
+ * message published: they are not the backend's.
  */
+import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -81,6 +85,8 @@ const load = () =>
 /** CPU ms of each process, read at one moment. */
 interface CpuSample {
   worker: number;
+  /** This process's main thread: ns on a core, ns runnable but waiting for one. */
+  mainThread: { runNs: number; waitNs: number } | undefined;
   bridge: number | undefined;
   nats: number | undefined;
   emulator: number | undefined;
@@ -95,6 +101,7 @@ async function sampleCpu(
   const own = process.cpuUsage();
   return {
     worker: (own.user + own.system) / 1000,
+    mainThread: await schedstat(process.pid),
     bridge: await processCpuMs(stack.pids.bridge),
     nats: await processCpuMs(stack.pids.nats),
     emulator: await processCpuMs(stack.pids.emulator),
@@ -103,10 +110,22 @@ async function sampleCpu(
   };
 }
 
+/** A thread's time on a core and waiting for one (/proc schedstat). */
+async function schedstat(pid: number) {
+  try {
+    const text = await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8');
+    const [run, wait] = text.trim().split(' ').map(Number);
+    if (!Number.isFinite(run) || !Number.isFinite(wait)) return undefined;
+    return { runNs: run as number, waitNs: wait as number };
+  } catch {
+    return undefined;
+  }
+}
+
 const spent = (
   before: CpuSample,
   after: CpuSample,
-  key: keyof CpuSample,
+  key: Exclude<keyof CpuSample, 'mainThread'>,
 ): number | undefined => {
   const a = before[key];
   const b = after[key];
@@ -210,6 +229,8 @@ async function main() {
     `  all settled in ${((Date.now() - firstStart) / 1000).toFixed(1)} s (applied ${firstApplied})`,
   );
 
+  // Before the window, while the queue is empty and nothing else runs here.
+  const calibration = await decodeCpuMs(stack, sample);
   console.log(
     `steady state: each cluster every ${INTERVAL_S} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
   );
@@ -256,6 +277,11 @@ async function main() {
     '',
     `published ${sent} resyncs in ${((done.publishedUntil - done.startedAt) / 1000).toFixed(1)} s; applied ${steady.length} (other outcomes ${settled.length - steady.length}, unsettled ${Math.max(0, sent - settled.length)})`,
     `publishes retried ${done.retries}, given up ${done.failures}`,
+    ...(settled.length < sent * 0.95
+      ? [
+          `saturated: the stack settled ${settled.length} of the ${sent} published, so the latencies below are mostly queueing behind the backlog`,
+        ]
+      : []),
     `load average ${loadAfter} (1, 5, 15 min) at the end; the machine is shared, so wall times hold others' load`,
   ];
   if (latency.length === 0) {
@@ -269,17 +295,41 @@ async function main() {
     return;
   }
 
-  const calibration = await decodeCpuMs(stack, sample);
-  const perResync = (total: number | undefined) =>
-    total === undefined ? undefined : total / settled.length;
-  const cpuOf = (key: keyof CpuSample) => perResync(spent(before, after, key));
+  // Per message each process handled in the window: the worker and
+  // PostgreSQL the records settled, the bridge those it forwarded, the
+  // agents, nats-server and the queue emulator those published.
+  const forwarded = [...sentAt.values()].filter(
+    (at) => at >= start && at <= start + wallMs,
+  ).length;
+  const cpuOf = (
+    key: Exclude<keyof CpuSample, 'mainThread'>,
+    messages: number,
+  ) => {
+    const total = spent(before, after, key);
+    return total === undefined || messages === 0 ? undefined : total / messages;
+  };
   const shown = (v: number | undefined) =>
     v === undefined ? 'not read (not on this machine)' : ms1(v);
-  const validationCpu = mean(validation);
-  const workerCpu = cpuOf('worker') ?? 0;
+  // Validation is one synchronous step on the main thread: its wall time is
+  // its CPU plus the time the thread waited for a core, which on a shared
+  // machine is far from nothing; the thread's own share over the window
+  // (/proc schedstat) turns the one into the other.
+  const runShare =
+    before.mainThread && after.mainThread
+      ? (after.mainThread.runNs - before.mainThread.runNs) /
+        Math.max(
+          1,
+          after.mainThread.runNs -
+            before.mainThread.runNs +
+            after.mainThread.waitNs -
+            before.mainThread.waitNs,
+        )
+      : undefined;
+  const validationCpu = mean(validation) * (runShare ?? 1);
+  const workerCpu = cpuOf('worker', settled.length) ?? 0;
   const workerRest = workerCpu - calibration.cpuMs - validationCpu;
-  const postgresCpu = cpuOf('postgres');
-  const bridgeCpu = cpuOf('bridge');
+  const postgresCpu = cpuOf('postgres', settled.length);
+  const bridgeCpu = cpuOf('bridge', forwarded);
   const backendCpu = workerCpu + (postgresCpu ?? 0) + (bridgeCpu ?? 0);
   const worker = mean(decode) + mean(validation) + mean(database);
   const fleet = (perResyncMs: number) =>
@@ -299,13 +349,13 @@ async function main() {
       row('validation (digests, changed rows)', validation),
       row('database (the rest of the sync)', database),
       `CPU per resync by stage (${settled.length} settled in the window):`,
-      `  bridge                           ${shown(bridgeCpu)}`,
+      `  bridge                           ${shown(bridgeCpu)} (per message forwarded: ${forwarded} in the window)`,
       `  decode and parse                 ${ms1(calibration.cpuMs)} (measured apart: ${CALIBRATION_RUNS} runs one at a time, ${calibration.kind}, ${ms1(calibration.wallMs)} wall each)`,
-      `  validation                       ${ms1(validationCpu)}`,
+      `  validation                       ${ms1(validationCpu)} (${runShare === undefined ? "its wall time: the thread's wait for a core not read" : `its ${ms1(mean(validation))} wall time × ${(runShare * 100).toFixed(0)}%, the share of the worker's main thread's runnable time it was on a core`})`,
       `  database (PostgreSQL)            ${shown(postgresCpu)}`,
-      `  sync worker, the rest            ${ms1(workerRest)} (its client side of the database, the poller, the SQS client)`,
+      `  sync worker, the rest            ${ms1(workerRest)} (its client side of the database, the poller, the SQS client${workerRest < 0 ? '; below 0: the decode measured apart is more than the window shows, so take these as noisy' : ''})`,
       `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker, PostgreSQL)`,
-      `  not the backend's: agents ${shown(cpuOf('publisher'))}, nats-server ${shown(cpuOf('nats'))}, queue emulator ${shown(cpuOf('emulator'))}`,
+      `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}`,
       `the sync worker's process: ${ms(workerCpuTotal)} CPU over ${ms(wallMs)} wall, ${((workerCpuTotal / wallMs) * 100).toFixed(0)}% of one core; the agents' process ${ms(done.cpuMs)} over the publish loop (of it making the bodies ${ms(done.bodyCpuMs)})`,
       `implied fleet: one sync worker at ${ms(worker)} a resync carries ${fleet(worker)} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval (wall time per record at ${CONCURRENCY} concurrent batches on a shared machine: it holds waits for the others)`,
       `  by CPU alone (the worker's ${ms1(workerCpu)} and PostgreSQL's ${shown(postgresCpu)} a resync, one after the other, no waiting): ${fleet(workerCpu + (postgresCpu ?? 0))} clusters`,
