@@ -354,11 +354,11 @@ async function main() {
       `  validation                       ${ms1(validationCpu)} (${runShare === undefined ? "its wall time: the thread's wait for a core not read" : `its ${ms1(mean(validation))} wall time × ${(runShare * 100).toFixed(0)}%, the share of the worker's main thread's runnable time it was on a core`})`,
       `  database (PostgreSQL)            ${shown(postgresCpu)}`,
       `  sync worker, the rest            ${ms1(workerRest)} (its client side of the database, the poller, the SQS client${workerRest < 0 ? '; below 0: the decode measured apart is more than the window shows, so take these as noisy' : ''})`,
-      `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker, PostgreSQL)`,
+      `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker${postgresCpu === undefined ? '; PostgreSQL not read' : ', PostgreSQL'})`,
       `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}`,
       `the sync worker's process: ${ms(workerCpuTotal)} CPU over ${ms(wallMs)} wall, ${((workerCpuTotal / wallMs) * 100).toFixed(0)}% of one core; the agents' process ${ms(done.cpuMs)} over the publish loop (of it making the bodies ${ms(done.bodyCpuMs)})`,
       `implied fleet: one sync worker at ${ms(worker)} a resync carries ${fleet(worker)} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval (wall time per record at ${CONCURRENCY} concurrent batches on a shared machine: it holds waits for the others)`,
-      `  by CPU alone (the worker's ${ms1(workerCpu)} and PostgreSQL's ${shown(postgresCpu)} a resync, one after the other, no waiting): ${fleet(workerCpu + (postgresCpu ?? 0))} clusters`,
+      `  by CPU alone (the worker's ${ms1(workerCpu)}${postgresCpu === undefined ? ', PostgreSQL not read,' : ` and PostgreSQL's ${ms1(postgresCpu)}`} a resync, one after the other, no waiting): ${fleet(workerCpu + (postgresCpu ?? 0))} clusters`,
     ].join('\n'),
   );
 
