@@ -110,16 +110,21 @@ export async function postgresCpuMs(db: Db): Promise<number | undefined> {
     'select pid from pg_stat_activity where datname = current_database()',
   );
   let ticks = 0;
-  try {
-    for (const { pid } of backends) {
+  let read = 0;
+  for (const { pid } of backends) {
+    try {
       const command = await readFile(`/proc/${pid}/cmdline`, 'utf8');
       if (!command.startsWith('postgres')) return undefined;
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      read++;
+    } catch (error) {
+      // A backend that exited since it was listed: its time went with it.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      return undefined;
     }
-  } catch {
-    return undefined;
   }
-  return ticks * 10; // USER_HZ = 100
+  // None readable: the server is not on this machine.
+  return read === 0 ? undefined : ticks * 10; // USER_HZ = 100
 }

@@ -3,30 +3,53 @@
  * steady state of ingest through the local stack (NATS → bridge → queue →
  * sync). BENCH_CLUSTERS (200) medium clusters are first synced once; then,
  * for --duration seconds, each cluster resyncs every --interval seconds
- * (spread evenly) with 1% of its rows changed (pre-generated variants,
- * re-stamped per publish, gzip as agents send them).
+ * (spread evenly) with 1% of its rows changed.
+ *
+ * Each part runs in its own process, so its CPU is read apart (/proc): the
+ * agents (bench/ingest-publisher.ts: pre-generated variants, gzip members
+ * compressed once, only the re-stamped head per publish), nats-server, the
+ * bridge and fauxqs (bench/ingest-child.ts), PostgreSQL, and this process,
+ * the sync worker (the poller feeding the real sync handler).
  *
  * Prints resyncs per second, publish-to-commit p50/p99, where each resync's
- * time went (bridge, queue wait, decode and parse, validation, the
- * database), the CPU split by stage (decode and parse and validation are
- * synchronous, so their time is CPU; PostgreSQL's own CPU is read from
- * /proc; the rest of this process's CPU is the bridge, the queue emulator,
- * the poller and the sync's client side), and the implied fleet size: how many
- * clusters one sync worker (one record at a time) carries on the spec's
- * 5-minute interval, from the mean worker time per resync.
+ * wall time went (bridge, queue wait, decode and parse, validation, the
+ * database), the CPU per resync by stage, and the implied fleet size: how
+ * many clusters one sync worker (one record at a time) carries on the
+ * spec's 5-minute interval, from the mean worker time per resync.
+ *
+ * The CPU by stage: the bridge's and PostgreSQL's are their processes'; the
+ * validation is the sync's own measure of that synchronous step; decode and
+ * parse (the queued record read back, gunzip, JSON.parse and the envelope)
+ * is measured just before the window on a steady body as queued, one at a
+ * time, while the queue is empty (in the window, records overlap and its
+ * wall time holds others' work);
+ * the rest of the worker's CPU is the sync's client side of the database,
+ * the poller and the SQS client. The worker's and PostgreSQL's CPU is per
+ * record settled in the window, the bridge's per message it forwarded. The
+ * agents', nats-server's and the queue emulator's are printed apart, per
+ * message published: they are not the backend's.
  */
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { gzipSync } from 'node:zlib';
-import { jetstream } from '@nats-io/jetstream';
-import { connect, headers } from '@nats-io/transport-node';
-import {
-  generateInventory,
-  mutateInventory,
-  type SizeName,
-} from '../shared/fixtures/generate.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
+import {
+  decodeQueuedInventory,
+  encodeForQueue,
+  toQueuedRecord,
+} from '../shared/ingest/queue-message.ts';
+import { decodeInventoryJson } from '../shared/wire/inventory.ts';
 import { median, percentile, postgresCpuMs } from './common.ts';
-import { agentOf, BASE_AGENT, startBenchIngest } from './ingest-stack.ts';
+import { agentOf } from './ingest-agents.ts';
+import type { PublisherConfig, PublisherMessage } from './ingest-publisher.ts';
+import {
+  forkBench,
+  nextMessage,
+  processCpuMs,
+  type SteadyStack,
+  startSteadyStack,
+} from './ingest-stack.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(3),
@@ -42,21 +65,120 @@ if (!(DURATION_S > 0) || !(INTERVAL_S > 0)) {
   throw new Error('--duration and --interval are seconds, above 0');
 }
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
-const SIZE = (process.env.BENCH_SIZE ?? 'medium') as SizeName;
+const SIZE = (process.env.BENCH_SIZE ?? 'medium') as PublisherConfig['size'];
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const VARIANTS = 8;
 const CHANGE_FRACTION = 0.01;
 const FLEET_INTERVAL_S = 300;
+const CALIBRATION_RUNS = 10;
 
 const ms = (v: number) => `${Math.round(v)} ms`;
+const ms1 = (v: number) => `${v.toFixed(1)} ms`;
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 const mean = (v: readonly number[]) =>
   v.length === 0 ? 0 : v.reduce((a, b) => a + b, 0) / v.length;
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
+
+/** CPU ms of each process, read at one moment. */
+interface CpuSample {
+  worker: number;
+  /** This process's main thread: ns on a core, ns runnable but waiting for one. */
+  mainThread: { runNs: number; waitNs: number } | undefined;
+  bridge: number | undefined;
+  nats: number | undefined;
+  emulator: number | undefined;
+  publisher: number | undefined;
+  postgres: number | undefined;
+}
+
+async function sampleCpu(
+  stack: SteadyStack,
+  publisherPid: number,
+): Promise<CpuSample> {
+  const own = process.cpuUsage();
+  return {
+    worker: (own.user + own.system) / 1000,
+    mainThread: await schedstat(process.pid),
+    bridge: await processCpuMs(stack.pids.bridge),
+    nats: await processCpuMs(stack.pids.nats),
+    emulator: await processCpuMs(stack.pids.emulator),
+    publisher: await processCpuMs(publisherPid),
+    postgres: await postgresCpuMs(stack.database.db),
+  };
+}
+
+/** A thread's time on a core and waiting for one (/proc schedstat). */
+async function schedstat(pid: number) {
+  try {
+    const text = await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8');
+    const [run, wait] = text.trim().split(' ').map(Number);
+    if (!Number.isFinite(run) || !Number.isFinite(wait)) return undefined;
+    return { runNs: run as number, waitNs: wait as number };
+  } catch {
+    return undefined;
+  }
+}
+
+const spent = (
+  before: CpuSample,
+  after: CpuSample,
+  key: Exclude<keyof CpuSample, 'mainThread'>,
+): number | undefined => {
+  const a = before[key];
+  const b = after[key];
+  return a === undefined || b === undefined ? undefined : b - a;
+};
+
+/**
+ * Decode and parse CPU of one steady body as the bridge queues it (inline
+ * or by claim check), one at a time, averaged over CALIBRATION_RUNS.
+ */
+async function decodeCpuMs(stack: SteadyStack, body: Buffer) {
+  const encoded = encodeForQueue({
+    subject: `proxima.bench.production.${agentOf(0)}.kubernetes`,
+    streamSeq: 1,
+    body,
+    contentEncoding: 'gzip',
+    maxBytes: 1024 * 1024,
+    bucket: stack.bucket,
+    scope: 'calibration',
+  });
+  if (encoded.kind === 'claim-check') {
+    await stack.s3.send(
+      new PutObjectCommand({
+        Bucket: encoded.claim.bucket,
+        Key: encoded.claim.key,
+        Body: encoded.claim.body,
+      }),
+    );
+  }
+  const record = toQueuedRecord({
+    Body: encoded.message.body,
+    MessageAttributes: encoded.message.attributes,
+  });
+  const once = async () => {
+    const queued = await decodeQueuedInventory(record, stack.s3);
+    decodeInventoryJson(queued.json);
+  };
+  await once(); // warm
+  const before = process.cpuUsage();
+  const wallFrom = performance.now();
+  for (let i = 0; i < CALIBRATION_RUNS; i++) await once();
+  const cpu = process.cpuUsage(before);
+  return {
+    cpuMs: (cpu.user + cpu.system) / 1000 / CALIBRATION_RUNS,
+    wallMs: (performance.now() - wallFrom) / CALIBRATION_RUNS,
+    kind: encoded.kind,
+  };
+}
 
 async function main() {
   const sentAt = new Map<number, number>();
   const processed: ProcessedRecord[] = [];
-  const stack = await startBenchIngest({
+  const stack = await startSteadyStack({
     concurrency: CONCURRENCY,
     afterSend: (seqs, at) => {
       for (const seq of seqs) sentAt.set(seq, at);
@@ -64,119 +186,76 @@ async function main() {
     onProcessed: (info) => processed.push(info),
   });
 
-  const first = generateInventory({
+  const config: PublisherConfig = {
+    natsUrl: stack.natsUrl,
+    clusters: CLUSTERS,
     size: SIZE,
-    seed: 'bench',
-    agentId: BASE_AGENT,
-    clusterName: 'bench-base',
-    timestamp: new Date(Date.now() - 3_600_000).toISOString(),
-  });
-  // Variants of the same cluster, each 1% changed from the first: a resync
-  // sends one of them, so about 1% of rows differ from the stored ones.
-  const variants = [
-    first,
-    ...Array.from({ length: VARIANTS - 1 }, (_, v) =>
-      mutateInventory(first, {
-        seed: v + 1,
-        changeFraction: CHANGE_FRACTION,
-        removeFraction: 0,
-        timestamp: first.timestamp,
-      }),
-    ),
-  ].map((inv) => JSON.stringify(inv));
-  const stampOf = `"timestamp":"${first.timestamp}"`;
-  // Level 1: the publisher shares this process's cores with what is
-  // measured, and the default level costs it several times more CPU; the
-  // backend's inflate costs about the same either way.
-  const body = (variant: number, cluster: number, at: Date) =>
-    gzipSync(
-      (variants[variant] as string)
-        .replace(stampOf, `"timestamp":"${at.toISOString()}"`)
-        .replaceAll(BASE_AGENT, agentOf(cluster))
-        .replace('"name":"bench-base"', `"name":"bench-${cluster}"`),
-      { level: 1 },
-    );
-
-  const nc = await connect({ servers: stack.natsUrl, name: 'bench-agents' });
-  const js = jetstream(nc);
-  const h = headers();
-  h.set('Content-Encoding', 'gzip');
-  const publishedAt = new Map<number, number>();
-  let publishCpuMs = 0;
-  let publishRetries = 0;
-  let publishFailures = 0;
-  const publish = async (variant: number, cluster: number) => {
-    const cpu = performance.now();
-    const payload = body(variant, cluster, new Date());
-    publishCpuMs += performance.now() - cpu;
-    const at = Date.now();
-    const subject = `proxima.bench.production.${agentOf(cluster)}.kubernetes`;
-    // As an agent does: a publish whose ack does not come in time is sent
-    // again under the same message id (the stream keeps one copy).
-    const msgID = `${cluster}-${at}`;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const ack = await js.publish(subject, payload, {
-          headers: h,
-          msgID,
-          timeout: 30_000,
-        });
-        publishedAt.set(ack.seq, at);
-        return;
-      } catch (error) {
-        publishRetries++;
-        if (attempt === 3) {
-          publishFailures++;
-          console.error(`publish for cluster ${cluster} failed: ${error}`);
-          return;
-        }
-      }
-    }
+    variants: VARIANTS,
+    changeFraction: CHANGE_FRACTION,
+    intervalS: INTERVAL_S,
+    durationS: DURATION_S,
   };
+  const publisher = forkBench('./ingest-publisher.ts', [
+    JSON.stringify(config),
+  ]);
+  const publishedAt = new Map<number, number>();
+  publisher.on('message', (m: PublisherMessage) => {
+    if (m.type === 'published') publishedAt.set(m.seq, m.at);
+  });
+  const stop = async () => {
+    publisher.send({ type: 'stop' });
+    return stack.stop();
+  };
+  const ready = await nextMessage<PublisherMessage>(
+    publisher,
+    (m) => m.type === 'ready',
+  );
+  if (ready.type !== 'ready') throw new Error('unreachable');
+  const sample = Buffer.from(ready.sample, 'base64');
 
   console.log(
-    `first sync of ${CLUSTERS} ${SIZE} clusters (${(Buffer.byteLength(variants[0] as string) / 1e6).toFixed(1)} MB JSON each)`,
+    `first sync of ${CLUSTERS} ${SIZE} clusters (${(ready.jsonBytes / 1e6).toFixed(1)} MB JSON each, ${(ready.wireBytes / 1e6).toFixed(2)} MB gzip on the wire: a ${ready.headBytes}-byte head compressed per publish, the rest once), ${CONCURRENCY} concurrent handler batches`,
   );
   const firstStart = Date.now();
-  for (let i = 0; i < CLUSTERS; i++) await publish(0, i);
+  const firstDone = nextMessage<PublisherMessage>(
+    publisher,
+    (m) => m.type === 'first-done',
+  );
+  publisher.send({ type: 'first' });
+  await firstDone;
   while (processed.length < CLUSTERS) await sleep(200);
+  const firstApplied = processed.filter((p) => p.outcome === 'applied').length;
   console.log(
-    `  all applied in ${((Date.now() - firstStart) / 1000).toFixed(1)} s`,
+    `  all settled in ${((Date.now() - firstStart) / 1000).toFixed(1)} s (applied ${firstApplied})`,
   );
 
+  // Before the window, while the queue is empty and nothing else runs here.
+  const calibration = await decodeCpuMs(stack, sample);
   console.log(
-    `steady state: each cluster every ${INTERVAL_S} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s`,
+    `steady state: each cluster every ${INTERVAL_S} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
   );
   const steadyFrom = processed.length;
-  const cpuBefore = process.cpuUsage();
-  const postgresBefore = await postgresCpuMs(stack.database.db);
-  publishCpuMs = 0;
+  const before = await sampleCpu(stack, publisher.pid ?? -1);
   const start = Date.now();
-  const gap = (INTERVAL_S * 1000) / CLUSTERS;
-  let sent = 0;
-  const inFlight: Promise<void>[] = [];
-  while (Date.now() - start < DURATION_S * 1000) {
-    const due = start + sent * gap;
-    if (due > Date.now()) await sleep(due - Date.now());
-    const cluster = sent % CLUSTERS;
-    const round = Math.floor(sent / CLUSTERS);
-    inFlight.push(publish(1 + (round % (VARIANTS - 1)), cluster));
-    sent++;
-  }
-  await Promise.all(inFlight);
-  const publishedUntil = Date.now();
+  const steadyDone = nextMessage<PublisherMessage>(
+    publisher,
+    (m) => m.type === 'steady-done',
+  );
+  publisher.send({ type: 'steady' });
+  const done = await steadyDone;
+  if (done.type !== 'steady-done') throw new Error('unreachable');
+  const { sent } = done;
   // Drain: what was published is committed (or given up after a minute).
   const drainBy = Date.now() + 60_000;
   while (processed.length - steadyFrom < sent && Date.now() < drainBy) {
     await sleep(200);
   }
   const wallMs = Date.now() - start;
-  const cpu = process.cpuUsage(cpuBefore);
-  const postgresAfter = await postgresCpuMs(stack.database.db);
+  const after = await sampleCpu(stack, publisher.pid ?? -1);
+  const loadAfter = load();
 
-  const steady = processed
-    .slice(steadyFrom)
-    .filter((p) => p.outcome === 'applied');
+  const settled = processed.slice(steadyFrom);
+  const steady = settled.filter((p) => p.outcome === 'applied');
   const latency: number[] = [];
   const bridge: number[] = [];
   const queue: number[] = [];
@@ -194,34 +273,74 @@ async function main() {
     validation.push(p.validationMs);
     database.push(p.syncMs - p.validationMs);
   }
+  const header = [
+    '',
+    `published ${sent} resyncs in ${((done.publishedUntil - done.startedAt) / 1000).toFixed(1)} s; applied ${steady.length} (other outcomes ${settled.length - steady.length}, unsettled ${Math.max(0, sent - settled.length)})`,
+    `publishes retried ${done.retries}, given up ${done.failures}`,
+    ...(settled.length < sent * 0.95
+      ? [
+          `saturated: the stack settled ${settled.length} of the ${sent} published, so the latencies below are mostly queueing behind the backlog`,
+        ]
+      : []),
+    `load average ${loadAfter} (1, 5, 15 min) at the end; the machine is shared, so wall times hold others' load`,
+  ];
   if (latency.length === 0) {
     console.log(
-      `\npublished ${sent} resyncs (publishes retried ${publishRetries}, given up ${publishFailures}); none was applied and traced inside the ${DURATION_S} s window: the offered load is beyond what this machine carries, so there are no steady-state figures`,
+      [
+        ...header,
+        `none was applied and traced inside the ${DURATION_S} s window (and its minute of drain): the offered load is beyond what this machine carries, so there are no steady-state figures`,
+      ].join('\n'),
     );
-    await nc.close();
-    await stack.stop();
+    await stop();
     return;
   }
+
+  // Per message each process handled in the window: the worker and
+  // PostgreSQL the records settled, the bridge those it forwarded, the
+  // agents, nats-server and the queue emulator those published.
+  const forwarded = [...sentAt.values()].filter(
+    (at) => at >= start && at <= start + wallMs,
+  ).length;
+  const cpuOf = (
+    key: Exclude<keyof CpuSample, 'mainThread'>,
+    messages: number,
+  ) => {
+    const total = spent(before, after, key);
+    return total === undefined || messages === 0 ? undefined : total / messages;
+  };
+  const shown = (v: number | undefined) =>
+    v === undefined ? 'not read (not on this machine)' : ms1(v);
+  // Validation is one synchronous step on the main thread: its wall time is
+  // its CPU plus the time the thread waited for a core, which on a shared
+  // machine is far from nothing; the thread's own share over the window
+  // (/proc schedstat) turns the one into the other.
+  const runShare =
+    before.mainThread && after.mainThread
+      ? (after.mainThread.runNs - before.mainThread.runNs) /
+        Math.max(
+          1,
+          after.mainThread.runNs -
+            before.mainThread.runNs +
+            after.mainThread.waitNs -
+            before.mainThread.waitNs,
+        )
+      : undefined;
+  const validationCpu = mean(validation) * (runShare ?? 1);
+  const workerCpu = cpuOf('worker', settled.length) ?? 0;
+  const workerRest = workerCpu - calibration.cpuMs - validationCpu;
+  const postgresCpu = cpuOf('postgres', settled.length);
+  const bridgeCpu = cpuOf('bridge', forwarded);
+  const backendCpu = workerCpu + (postgresCpu ?? 0) + (bridgeCpu ?? 0);
   const worker = mean(decode) + mean(validation) + mean(database);
-  const perResync = (total: number) => total / Math.max(steady.length, 1);
-  const decodeCpu = mean(decode);
-  const validationCpu = mean(validation);
-  const processCpu = perResync((cpu.user + cpu.system) / 1000);
-  const restCpu =
-    processCpu - decodeCpu - validationCpu - perResync(publishCpuMs);
-  const postgresCpu =
-    postgresBefore === undefined || postgresAfter === undefined
-      ? undefined
-      : perResync(postgresAfter - postgresBefore);
+  const fleet = (perResyncMs: number) =>
+    Math.floor((FLEET_INTERVAL_S * 1000) / Math.max(perResyncMs, 1));
   const row = (name: string, v: number[]) =>
     `  ${name.padEnd(34)} p50 ${ms(median(v)).padStart(8)}  p99 ${ms(percentile(v, 99)).padStart(8)}  mean ${ms(mean(v)).padStart(8)}`;
-  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const workerCpuTotal = spent(before, after, 'worker') ?? 0;
   console.log(
     [
-      '',
-      `published ${sent} resyncs in ${((publishedUntil - start) / 1000).toFixed(1)} s; applied ${steady.length} (other outcomes ${processed.length - steadyFrom - steady.length})`,
-      `publishes retried ${publishRetries}, given up ${publishFailures}`,
-      `resyncs per second               ${((steady.length / wallMs) * 1000).toFixed(2)} (offered ${(CLUSTERS / INTERVAL_S).toFixed(2)})`,
+      ...header,
+      `resyncs per second               ${((steady.length / wallMs) * 1000).toFixed(2)} (offered ${(CLUSTERS / INTERVAL_S).toFixed(2)}; over ${ms(wallMs)}, the window and its drain)`,
       row('publish → commit', latency),
       'where a resync went (wall time):',
       row('bridge (publish → SQS ok)', bridge),
@@ -229,17 +348,21 @@ async function main() {
       row('decode and parse (envelope)', decode),
       row('validation (digests, changed rows)', validation),
       row('database (the rest of the sync)', database),
-      'CPU per resync by stage:',
-      `  decode and parse ${ms1(decodeCpu)}, validation ${ms1(validationCpu)}, database (PostgreSQL) ${postgresCpu === undefined ? 'not on this machine' : ms1(postgresCpu)}, bridge + queue + poller + sync client ${ms1(restCpu)}`,
-      `this process's CPU (publisher, bridge, poller, sync): ${ms(cpuMs)} over ${ms(wallMs)} wall, ${((cpuMs / wallMs) * 100).toFixed(0)}% of one core; publisher's gzip and re-stamping ${ms(publishCpuMs)}`,
-      `implied fleet: one sync worker at ${ms(worker)} a resync carries ${Math.floor((FLEET_INTERVAL_S * 1000) / Math.max(worker, 1))} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval`,
+      `CPU per resync by stage (${settled.length} settled in the window):`,
+      `  bridge                           ${shown(bridgeCpu)} (per message forwarded: ${forwarded} in the window)`,
+      `  decode and parse                 ${ms1(calibration.cpuMs)} (measured apart: ${CALIBRATION_RUNS} runs one at a time, ${calibration.kind}, ${ms1(calibration.wallMs)} wall each)`,
+      `  validation                       ${ms1(validationCpu)} (${runShare === undefined ? "its wall time: the thread's wait for a core not read" : `its ${ms1(mean(validation))} wall time × ${(runShare * 100).toFixed(0)}%, the share of the worker's main thread's runnable time it was on a core`})`,
+      `  database (PostgreSQL)            ${shown(postgresCpu)}`,
+      `  sync worker, the rest            ${ms1(workerRest)} (its client side of the database, the poller, the SQS client${workerRest < 0 ? '; below 0: the decode measured apart is more than the window shows, so take these as noisy' : ''})`,
+      `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker${postgresCpu === undefined ? '; PostgreSQL not read' : ', PostgreSQL'})`,
+      `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}`,
+      `the sync worker's process: ${ms(workerCpuTotal)} CPU over ${ms(wallMs)} wall, ${((workerCpuTotal / wallMs) * 100).toFixed(0)}% of one core; the agents' process ${ms(done.cpuMs)} over the publish loop (of it making the bodies ${ms(done.bodyCpuMs)})`,
+      `implied fleet: one sync worker at ${ms(worker)} a resync carries ${fleet(worker)} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval (wall time per record at ${CONCURRENCY} concurrent batches on a shared machine: it holds waits for the others)`,
+      `  by CPU alone (the worker's ${ms1(workerCpu)}${postgresCpu === undefined ? ', PostgreSQL not read,' : ` and PostgreSQL's ${ms1(postgresCpu)}`} a resync, one after the other, no waiting): ${fleet(workerCpu + (postgresCpu ?? 0))} clusters`,
     ].join('\n'),
   );
 
-  await nc.close();
-  await stack.stop();
+  await stop();
 }
-
-const ms1 = (v: number) => `${v.toFixed(1)} ms`;
 
 await main();

@@ -109,6 +109,25 @@ describe('decodeQueuedInventory with S3', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(decoded.json.equals(json)).toBe(true);
   });
 
+  it('resolves a claim check of several gzip members and inflates it as one body', async () => {
+    // Prepare: the body compressed in three parts, concatenated.
+    const sqs = await sqsOf();
+    const json = inventoryBody(3 * 1024 * 1024);
+    const cuts = [0, 1000, 2 * 1024 * 1024, json.byteLength];
+    const body = Buffer.concat(
+      cuts
+        .slice(1)
+        .map((end, i) => gzipSync(json.subarray(cuts[i], end), { level: 1 })),
+    );
+    const record = await claimChecked(sqs, body, { write: true, gzip: true });
+
+    // Act
+    const decoded = await decodeQueuedInventory(record, sqs.s3);
+
+    // Assess
+    expect(decoded.json.equals(json)).toBe(true);
+  });
+
   it('refuses a claim check whose object is missing', async () => {
     // Prepare
     const sqs = await sqsOf();

@@ -1,3 +1,6 @@
+import { gzipSync } from 'node:zlib';
+import { jetstream } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   generateInventory,
@@ -106,6 +109,41 @@ describe('ingest (NATS → bridge → SQS FIFO → sync handler → PostgreSQL)'
     );
 
     // Assess
+    expect(await countRows(world.database.db, cluster.id)).toEqual(
+      countsOf(inventory),
+    );
+  });
+
+  it('reads a gzip body of several members as one inventory', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare: the JSON compressed in parts, split around its timestamp
+    // (how an agent may re-stamp a body it compressed once).
+    world = await startWorld();
+    const agentId = newAgentId();
+    const inventory = inventoryOf(agentId);
+    const text = JSON.stringify(inventory);
+    const stamp = text.indexOf(inventory.timestamp);
+    const parts = [
+      text.slice(0, stamp),
+      inventory.timestamp,
+      text.slice(stamp + inventory.timestamp.length),
+    ];
+    const h = headers();
+    h.set('Content-Encoding', 'gzip');
+
+    // Act
+    await jetstream(world.publisher).publish(
+      world.subjectFor(agentId),
+      Buffer.concat(parts.map((part) => gzipSync(part))),
+      { headers: h, timeout: 30_000 },
+    );
+    const cluster = await eventually('the cluster row', () =>
+      world!.clusterOf(agentId),
+    );
+
+    // Assess
+    expect(world.processed.map((p) => p.outcome)).toEqual(['applied']);
     expect(await countRows(world.database.db, cluster.id)).toEqual(
       countsOf(inventory),
     );

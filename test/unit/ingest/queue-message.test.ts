@@ -323,6 +323,72 @@ describe('decodeQueuedInventory', () => {
     expect(refused).toMatch(reason);
   });
 
+  it('reads a gzip body of several members, concatenated as gzip allows, as one body', async () => {
+    // Prepare: an agent may compress its body in parts (RFC 1952, 2.2);
+    // an empty member adds nothing.
+    const json = Buffer.from(
+      '{"type":"kubernetes","timestamp":"2026-01-01T00:00:00.000Z","pods":[]}',
+    );
+    const body = Buffer.concat([
+      gzipSync(json.subarray(0, 20)),
+      gzipSync(Buffer.alloc(0)),
+      gzipSync(json.subarray(20, 60), { level: 1 }),
+      gzipSync(json.subarray(60)),
+    ]);
+    const encoded = encodeForQueue(input(body, { contentEncoding: 'gzip' }));
+
+    // Act
+    const decoded = await decodeQueuedInventory(encodedRecord(encoded), s3);
+
+    // Assess
+    expect(decoded.json.toString()).toBe(json.toString());
+  });
+
+  it('caps the inflated size over all members of a gzip body, not each', async () => {
+    // Prepare: four members of 40 KiB each, every one under a 64 KiB cap.
+    const member = gzipSync(Buffer.alloc(40 * KiB, 0x20));
+    const body = Buffer.concat([member, member, member, member]);
+    const encoded = encodeForQueue(input(body, { contentEncoding: 'gzip' }));
+    const options = { maxInflatedBytes: 64 * KiB };
+
+    // Act
+    const refused = await decodeQueuedInventory(
+      encodedRecord(encoded),
+      s3,
+      options,
+    ).catch((error: unknown) => error);
+    const one = await decodeQueuedInventory(
+      encodedRecord(encodeForQueue(input(member, { contentEncoding: 'gzip' }))),
+      s3,
+      options,
+    );
+
+    // Assess
+    expect(one.json.byteLength).toBe(40 * KiB);
+    expect(refused).toBeInstanceOf(RejectedInventoryError);
+    expect((refused as RejectedInventoryError).reason).toMatch(
+      /inflates past 65536 bytes/,
+    );
+  });
+
+  it.each([
+    ['bytes that are not a member', Buffer.from('{"x":1}')],
+    ['a member cut short', gzipSync(Buffer.from('"tail"}')).subarray(0, 12)],
+  ])(
+    'refuses a gzip body whose first member is followed by %s',
+    async (_what, after) => {
+      // Prepare
+      const body = Buffer.concat([gzipSync(Buffer.from('{"a":')), after]);
+      const encoded = encodeForQueue(input(body, { contentEncoding: 'gzip' }));
+
+      // Act
+      const refused = await rejection(encodedRecord(encoded));
+
+      // Assess
+      expect(refused).toMatch(/corrupt gzip body/);
+    },
+  );
+
   it('refuses a gzip body that inflates past the cap', async () => {
     // Prepare: 1 MiB of zeros gzips to about 1 KiB.
     const bomb = gzipSync(Buffer.alloc(MiB));
