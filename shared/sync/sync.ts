@@ -630,10 +630,23 @@ const SPAN_OF: Partial<Record<KindKey, string>> = {
   workloads: 'k8s.sync_workloads',
 };
 
+/**
+ * How many changed rows one upsert statement carries. A large kind's rows
+ * go in several statements, so the client maps and serializes the next
+ * chunk while the database writes this one, instead of the database idling
+ * through a whole kind's serialization (a large cluster's pods: ~9 MB of
+ * JSON). The chunks are disjoint (a key is written once: byKey), so
+ * writing them one after the other is the single upsert's effect.
+ */
+export const UPSERT_CHUNK_ROWS = 1000;
+
 /** What a kind's write needs, worked out before any SQL runs for it. */
 interface PreparedKind {
-  /** The changed rows as the upsert's JSON; undefined when none changed. */
-  json: string | undefined;
+  /**
+   * The changed rows (with what a new workload's insert adds), mapped
+   * and serialized chunk by chunk as they are written (upsertChunks).
+   */
+  changed: { row: IncomingRow; extra: DbRow | undefined }[];
   received: number;
   duplicates: number;
   duplicateKeys: string[];
@@ -663,7 +676,6 @@ function prepareKind(
   stored: Map<string, StoredRow> | undefined,
   ctx: ApplyContext,
 ): PreparedKind {
-  const def = KINDS[kind] as KindDefinition;
   const rows =
     kind === 'events'
       ? keptEvents(sent, ctx.snapshotAt, ctx.retentionHours)
@@ -671,7 +683,7 @@ function prepareKind(
   const duplicateKeys: string[] = [];
   const incoming = byKey(rows, duplicateKeys);
   const storedRows = stored ?? new Map<string, StoredRow>();
-  const changed: DbRow[] = [];
+  const changed: PreparedKind['changed'] = [];
   const unchanged = new Set<unknown>();
   const replaced: PreparedKind['replaced'] = [];
   const factsOnly: PreparedKind['factsOnly'] = { ids: [], digests: [] };
@@ -695,14 +707,14 @@ function prepareKind(
       kind === 'workloads' && !before
         ? firstFacts(row.row as WorkloadRow, ctx.snapshotAt)
         : undefined;
-    changed.push(changedRow(def, row, extra));
+    changed.push({ row, extra });
   }
   const gone: string[] = [];
   for (const [key, row] of storedRows) {
     if (!incoming.has(key)) gone.push(row.id);
   }
   return {
-    json: changed.length > 0 ? rowsJson(changed) : undefined,
+    changed,
     received: incoming.size,
     duplicates: duplicateKeys.length,
     duplicateKeys: duplicateKeys
@@ -719,6 +731,41 @@ function prepareKind(
     stored: storedRows,
     history: kind === 'events' ? historyJson(sent, unchanged, ctx) : undefined,
   };
+}
+
+/**
+ * Writes a kind's changed rows, UPSERT_CHUNK_ROWS per statement: each
+ * chunk is mapped and serialized while the previous one is being written
+ * (one statement in flight at a time, on the transaction's connection).
+ */
+async function upsertChunks(
+  tx: Tx,
+  kind: KindKey,
+  clusterId: string,
+  changed: PreparedKind['changed'],
+): Promise<void> {
+  const def = KINDS[kind] as KindDefinition;
+  let writing: Promise<unknown> | undefined;
+  for (let start = 0; start < changed.length; start += UPSERT_CHUNK_ROWS) {
+    const rows: DbRow[] = [];
+    const end = Math.min(changed.length, start + UPSERT_CHUNK_ROWS);
+    for (let i = start; i < end; i++) {
+      const { row, extra } = changed[i] as PreparedKind['changed'][number];
+      rows.push(changedRow(def, row, extra));
+    }
+    const json = rowsJson(rows);
+    if (writing !== undefined) await writing;
+    writing = upsertRows(tx, kind, clusterId, json).catch((error: unknown) => {
+      throw refusalOf(error, kind);
+    });
+    // Awaited at the next chunk or below, even if the next mapping throws.
+    writing.catch(() => {});
+    if (end < changed.length) {
+      // Lets the socket take this chunk's bytes before the next is built.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  if (writing !== undefined) await writing;
 }
 
 /**
@@ -801,12 +848,8 @@ async function applyKinds(
           prepared.replaced as ReplacedPolicy[],
         );
       }
-      if (prepared.json !== undefined) {
-        await upsertRows(tx, kind, cluster.id, prepared.json).catch(
-          (error: unknown) => {
-            throw refusalOf(error, kind);
-          },
-        );
+      if (prepared.changed.length > 0) {
+        await upsertChunks(tx, kind, cluster.id, prepared.changed);
       }
       if (prepared.history !== undefined) {
         await insertEventHistory(tx, cluster.id, prepared.history);

@@ -8,7 +8,11 @@ import {
 } from '../../../shared/fixtures/generate.ts';
 import { realisticInventory } from '../../../shared/fixtures/realistic.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
-import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
+import {
+  ASSET_STATUS,
+  syncInventory,
+  UPSERT_CHUNK_ROWS,
+} from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -626,6 +630,94 @@ describe('syncInventory', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow('injected failure');
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('writes a kind of more rows than one statement carries in several, ending as one write would', async () => {
+    // Prepare: 2,000 pods, then 60% of them changed: two chunks each time.
+    const inv = small(41, { size: 'medium' });
+    expect(inv.pods?.length).toBeGreaterThan(UPSERT_CHUNK_ROWS);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const first = await syncInventory(database.db, subject, inv, options);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.6,
+      removeFraction: 0.05,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+    // Pods of a dropped namespace go with it on a resync only.
+    next.namespaces = inv.namespaces;
+    const direct = { ...next, agent_id: randomUUID() };
+
+    // Act
+    const resync = await syncInventory(database.db, subject, next, options);
+    const fresh = await syncInventory(
+      database.db,
+      subjectOf(tenant, direct.agent_id),
+      direct,
+      options,
+    );
+
+    // Assess
+    expect(first.kinds.pods?.upserted).toBe(inv.pods?.length);
+    expect(resync.kinds.pods?.upserted).toBeGreaterThan(UPSERT_CHUNK_ROWS);
+    const pods = (clusterId: string) =>
+      query(
+        database.db,
+        `select p.namespace, p.name, p.phase, p.restart_count, p.ready_containers,
+                p.containers, p.content_hash, ns.name as ns, nd.name as node,
+                wl.name as workload
+         from k8s_pods p
+         left join k8s_namespaces ns on ns.id = p.namespace_id
+         left join k8s_nodes nd on nd.id = p.node_id
+         left join k8s_workloads wl on wl.id = p.workload_id
+         where p.cluster_id = $1 order by p.namespace, p.name`,
+        [clusterId],
+      );
+    const stored = await pods(resync.clusterId);
+    expect(stored).toHaveLength(expectedCounts(next).pods ?? -1);
+    expect(stored).toEqual(await pods(fresh.clusterId));
+    expect(stored.filter((p) => p.ns === null)).toEqual([]);
+  });
+
+  it('refuses the whole snapshot when a later chunk of a kind is refused, leaving every row as it was', async () => {
+    // Prepare: a resync whose last changed pod a column rule refuses, after
+    // more than one statement's worth of changed pods.
+    const inv = small(42, { size: 'medium' });
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const before = await dumpCluster(database.db, clusterId);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.7,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+    const last = next.pods?.at(-1);
+    if (!last) throw new Error('the generated inventory has pods');
+    last.restart_count = 2_147_483_000;
+    await query(
+      database.db,
+      `alter table k8s_pods add constraint test_refused_restarts
+         check (restart_count is distinct from 2147483000) not valid`,
+    );
+
+    // Act
+    const attempt = syncInventory(database.db, subject, next, options).finally(
+      () =>
+        query(
+          database.db,
+          'alter table k8s_pods drop constraint test_refused_restarts',
+        ),
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(attempt).rejects.toMatchObject({
+      reason: expect.stringMatching(/^pods: the database refused/),
+    });
     expect(await dumpCluster(database.db, clusterId)).toEqual(before);
   });
 
