@@ -624,6 +624,19 @@ interface ApplyContext {
   beforePrune: ((tx: Tx) => Promise<void>) | undefined;
 }
 
+/**
+ * The kinds whose stored rows k8s_refresh_rollups reads (migrations/0010).
+ * Only the sync writes them, so their figures change only with them; a
+ * migration that changes what the figures are refreshes every cluster's.
+ */
+const ROLLUP_INPUTS: readonly KindKey[] = [
+  'nodes',
+  'namespaces',
+  'workloads',
+  'pods',
+  'services',
+];
+
 const SPAN_OF: Partial<Record<KindKey, string>> = {
   nodes: 'k8s.sync_nodes',
   namespaces: 'k8s.sync_namespaces',
@@ -937,6 +950,15 @@ async function applyKinds(
       if (ids && ids.length > 0) await deleteRows(tx, kind, cluster.id, ids);
     }
   });
-  await refreshRollups(tx, cluster.id);
+  // The figures read only these kinds' rows: a sync that wrote and pruned
+  // none of them (and filled no link) leaves them as true as they were.
+  const rollupsStale =
+    cluster.last_snapshot_at === null ||
+    linkTargetsGained.size > 0 ||
+    ROLLUP_INPUTS.some((k) => {
+      const counts = kinds[k];
+      return counts !== undefined && (counts.upserted > 0 || counts.pruned > 0);
+    });
+  if (rollupsStale) await refreshRollups(tx, cluster.id);
   return { kinds, linkage, facts };
 }

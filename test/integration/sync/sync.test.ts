@@ -402,6 +402,59 @@ describe('syncInventory', () => {
     });
   });
 
+  it('refreshes the figures only when a row they are read from changed', async () => {
+    // Prepare: figures no sync would write, to see which sync rewrites them.
+    const inv = small(43);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const spoil = () =>
+      query(database.db, 'update clusters set pods_total = -1 where id = $1', [
+        clusterId,
+      ]);
+    const podsTotal = async () =>
+      (
+        await queryOne<{ pods_total: number }>(
+          database.db,
+          'select pods_total from clusters where id = $1',
+          [clusterId],
+        )
+      ).pods_total;
+    await spoil();
+    const eventsOnly = {
+      ...inv,
+      timestamp: '2026-06-15T12:05:00Z',
+      events: inv.events?.map((e, i) =>
+        i === 0 ? { ...e, count: (e.count ?? 0) + 1 } : e,
+      ),
+    };
+    const podChanged = {
+      ...inv,
+      timestamp: '2026-06-15T12:10:00Z',
+      pods: inv.pods?.map((p, i) =>
+        i === 0 ? { ...p, restart_count: (p.restart_count ?? 0) + 1 } : p,
+      ),
+    };
+
+    // Act, Assess: an event alone changed, the figures are not read again.
+    const events = await syncInventory(
+      database.db,
+      subject,
+      eventsOnly,
+      options,
+    );
+    expect(events.kinds.events?.upserted).toBe(1);
+    expect(await podsTotal()).toBe(-1);
+
+    // Act, Assess: a pod changed, every figure is refreshed.
+    await syncInventory(database.db, subject, podChanged, options);
+    expect(await podsTotal()).toBe(inv.pods?.length);
+  });
+
   it('keeps each node’s and namespace’s figures equal to its stored rows', async () => {
     // Prepare
     const inv = small(17);
