@@ -53,12 +53,15 @@ import {
   ROW_SHAPE_VERSION,
 } from './kinds.ts';
 import {
+  copyColumns,
+  copyRows,
   deleteRows,
   findTenant,
   insertClusterIfMissing,
   type LinkageCounts,
   type LockedCluster,
   linkNodesToHosts,
+  listLinkIds,
   listStoredRows,
   lockCluster,
   refreshRollups,
@@ -84,6 +87,8 @@ export interface KindCounts {
   duplicates: number;
   /** The first few of those keys (`namespace/name`), each bounded. */
   duplicateKeys: string[];
+  /** Whether its rows, all new, were written by COPY (COPY_KINDS). */
+  copied: boolean;
 }
 
 /** How many duplicate keys a kind's counts name, and how long each may be. */
@@ -675,6 +680,8 @@ interface PreparedKind {
   /** The rows the snapshot carries (the last of a key), validated or not. */
   incoming: Map<string, IncomingRow>;
   stored: Map<string, StoredRow>;
+  /** All rows new to a cluster that holds none of the kind: COPY them. */
+  copy: boolean;
   /** Events only: the rows to copy to the 14-day history, as JSON. */
   history?: string | undefined;
 }
@@ -728,6 +735,10 @@ function prepareKind(
   }
   return {
     changed,
+    copy:
+      COPY_KINDS.has(kind) &&
+      storedRows.size === 0 &&
+      changed.length >= COPY_MIN_ROWS,
     received: incoming.size,
     duplicates: duplicateKeys.length,
     duplicateKeys: duplicateKeys
@@ -779,6 +790,132 @@ async function upsertChunks(
     }
   }
   if (writing !== undefined) await writing;
+}
+
+/**
+ * The kinds whose rows may be copied instead of upserted: those with many
+ * rows in a large cluster and only scalar and jsonb columns (a text[]
+ * column would need the array literal syntax). A first sync of a large
+ * cluster's pods in one COPY costs the server about a third less than the
+ * JSON upsert: no multi-MB jsonb parameter to parse and unpack, no
+ * conflict check, no joins.
+ */
+const COPY_KINDS: ReadonlySet<KindKey> = new Set([
+  'workloads',
+  'pods',
+  'events',
+  'endpoint_slices',
+]);
+
+/** Below this many rows, a kind's rows are upserted (one round trip less). */
+export const COPY_MIN_ROWS = 200;
+
+/** Rows per chunk of COPY text sent at once. */
+const COPY_CHUNK_ROWS = 500;
+
+const COPY_SPECIAL = /[\\\t\n\r\0]/;
+const COPY_SPECIALS = /[\\\t\n\r\0]/g;
+const COPY_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\0': '', // PostgreSQL text cannot hold NUL: dropped, as rowsJson does
+};
+
+function copyText(text: string): string {
+  return COPY_SPECIAL.test(text)
+    ? text.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c] ?? c)
+    : text;
+}
+
+/**
+ * One value in COPY's text format, as the upsert's jsonb_populate_recordset
+ * reads the same value from the row's JSON: null as \N, a string as its
+ * text, an object or array as its JSON (every jsonb column's value), other
+ * scalars as JSON writes them.
+ */
+function copyValue(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'string') return copyText(value);
+  if (typeof value === 'object') {
+    const json = JSON.stringify(value);
+    return copyText(
+      json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json,
+    );
+  }
+  return String(value);
+}
+
+/** Ids of a copied row's link targets, by their names (listLinkIds). */
+type LinkIds = Map<Link, Map<string, string>>;
+
+function linkKey(link: Link, row: DbRow): string | undefined {
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  if (link === 'namespace') return text(row.namespace);
+  if (link === 'node') return text(row.node_name);
+  const [kind, namespace, name] = [
+    text(row.workload_kind),
+    text(row.namespace),
+    text(row.workload_name),
+  ];
+  return kind === undefined || namespace === undefined || name === undefined
+    ? undefined
+    : `${kind}\u0001${namespace}\u0001${name}`;
+}
+
+/** COPY text of the changed rows, COPY_CHUNK_ROWS lines at a time. */
+function* copyChunks(
+  kind: KindKey,
+  clusterId: string,
+  changed: PreparedKind['changed'],
+  links: LinkIds,
+): Generator<string> {
+  const def = KINDS[kind] as KindDefinition;
+  const columns = copyColumns(kind).slice(1 + def.links.length);
+  for (let start = 0; start < changed.length; start += COPY_CHUNK_ROWS) {
+    const end = Math.min(changed.length, start + COPY_CHUNK_ROWS);
+    let text = '';
+    for (let i = start; i < end; i++) {
+      const { row, extra } = changed[i] as PreparedKind['changed'][number];
+      const mapped = changedRow(def, row, extra);
+      let line = clusterId;
+      for (const link of def.links) {
+        const key = linkKey(link, mapped);
+        const id = key === undefined ? undefined : links.get(link)?.get(key);
+        line += `\t${id ?? '\\N'}`;
+      }
+      for (const column of columns) line += `\t${copyValue(mapped[column])}`;
+      text += `${line}\n`;
+    }
+    yield text;
+  }
+}
+
+/**
+ * Writes a kind's rows by COPY: links resolved from the ids of the rows
+ * they point to (written earlier in this sync: parents come first), each
+ * read once per sync.
+ */
+async function copyKind(
+  tx: Tx,
+  kind: KindKey,
+  clusterId: string,
+  changed: PreparedKind['changed'],
+  links: LinkIds,
+): Promise<void> {
+  const def = KINDS[kind] as KindDefinition;
+  const missing = def.links.filter((l) => !links.has(l));
+  if (missing.length > 0) {
+    for (const [link, ids] of await listLinkIds(tx, clusterId, missing)) {
+      links.set(link, ids);
+    }
+  }
+  await copyRows(tx, kind, copyChunks(kind, clusterId, changed, links)).catch(
+    (error: unknown) => {
+      throw refusalOf(error, kind);
+    },
+  );
 }
 
 /**
@@ -839,6 +976,7 @@ async function applyKinds(
   const allWritten = new Set<KindKey>();
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
+  const linkIds: LinkIds = new Map();
 
   const prepare = (kind: KindKey) =>
     prepareKind(kind, rows[kind] ?? [], storedByKind.get(kind), ctx);
@@ -861,7 +999,9 @@ async function applyKinds(
           prepared.replaced as ReplacedPolicy[],
         );
       }
-      if (prepared.changed.length > 0) {
+      if (prepared.copy) {
+        await copyKind(tx, kind, cluster.id, prepared.changed, linkIds);
+      } else if (prepared.changed.length > 0) {
         await upsertChunks(tx, kind, cluster.id, prepared.changed);
       }
       if (prepared.history !== undefined) {
@@ -937,6 +1077,7 @@ async function applyKinds(
       pruned: prepared.gone.length,
       duplicates: prepared.duplicates,
       duplicateKeys: prepared.duplicateKeys,
+      copied: prepared.copy,
     };
   }
 

@@ -10,6 +10,7 @@ import { realisticInventory } from '../../../shared/fixtures/realistic.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import {
   ASSET_STATUS,
+  COPY_MIN_ROWS,
   syncInventory,
   UPSERT_CHUNK_ROWS,
 } from '../../../shared/sync/sync.ts';
@@ -732,6 +733,134 @@ describe('syncInventory', () => {
     expect(stored.filter((p) => p.ns === null)).toEqual([]);
   });
 
+  it('copies a first sync’s rows exactly as the upsert writes them, special characters included', async () => {
+    // Prepare: one snapshot synced twice, by COPY into a new cluster and by
+    // the upsert into one that holds a row of each kind already.
+    const inv = small(44, { size: 'medium' });
+    const tricky =
+      'tab\there\nnew line \\ back\\slash "quoted" \u0000nul {brace} \\N é ✓';
+    const [pod, event] = [inv.pods?.[7], inv.events?.[3]];
+    if (!pod || !event) throw new Error('the generated inventory has rows');
+    pod.labels = { ...pod.labels, tricky };
+    pod.node_name = `${pod.node_name}\\tx`;
+    event.message = tricky;
+    const seed = {
+      ...inv,
+      agent_id: randomUUID(),
+      timestamp: '2026-06-15T11:55:00Z',
+      workloads: inv.workloads?.slice(0, 1),
+      pods: inv.pods?.slice(0, 1),
+      events: inv.events?.slice(0, 1),
+      endpoint_slices: inv.endpoint_slices?.slice(0, 1),
+    };
+    const upserted = { ...inv, agent_id: seed.agent_id };
+    await syncInventory(
+      database.db,
+      subjectOf(tenant, seed.agent_id),
+      seed,
+      options,
+    );
+
+    // Act
+    const copied = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+    const viaUpsert = await syncInventory(
+      database.db,
+      subjectOf(tenant, upserted.agent_id),
+      upserted,
+      options,
+    );
+
+    // Assess
+    const copiedKinds = ['workloads', 'pods', 'events', 'endpoint_slices'];
+    for (const kind of copiedKinds) {
+      expect(copied.kinds[kind as 'pods']?.copied).toBe(true);
+      expect(viaUpsert.kinds[kind as 'pods']?.copied).toBe(false);
+    }
+    const rows = (table: string, clusterId: string) =>
+      query(
+        database.db,
+        `select (to_jsonb(t) - array['id', 'cluster_id', 'namespace_id',
+                   'node_id', 'workload_id', 'updated_at',
+                   -- the seed's one workload saw its facts first at 11:55
+                   'spec_facts_at'])
+                || jsonb_build_object(
+                   'ns', (select name from k8s_namespaces where id = t.namespace_id),
+                   'node', (select name from k8s_nodes
+                            where id = (to_jsonb(t) ->> 'node_id')::uuid),
+                   'workload', (select concat_ws('/', kind, namespace, name)
+                                from k8s_workloads
+                                where id = (to_jsonb(t) ->> 'workload_id')::uuid)) as row
+         from ${table} t where cluster_id = $1 order by namespace, name`,
+        [clusterId],
+      );
+    for (const table of [
+      'k8s_workloads',
+      'k8s_pods',
+      'k8s_events',
+      'k8s_endpoint_slices',
+    ]) {
+      const stored = await rows(table, copied.clusterId);
+      expect(stored.length).toBeGreaterThanOrEqual(COPY_MIN_ROWS);
+      expect(stored).toEqual(await rows(table, viaUpsert.clusterId));
+    }
+    const trickyPod = await queryOne<{ labels: Record<string, string> }>(
+      database.db,
+      'select labels from k8s_pods where cluster_id = $1 and name = $2',
+      [copied.clusterId, pod.name],
+    );
+    expect(trickyPod.labels.tricky).toBe(tricky.replace('\u0000', ''));
+    const factsAt = await query(
+      database.db,
+      `select distinct spec_facts_at from k8s_workloads
+       where cluster_id = $1 and spec_facts is not null`,
+      [copied.clusterId],
+    );
+    expect(factsAt).toEqual([{ spec_facts_at: new Date(inv.timestamp) }]);
+  });
+
+  it('refuses a first sync whose copied rows a column rule refuses, storing nothing', async () => {
+    // Prepare
+    const inv = small(45, { size: 'medium' });
+    const last = inv.pods?.at(-1);
+    if (!last) throw new Error('the generated inventory has pods');
+    last.restart_count = 2_147_483_001;
+    await query(
+      database.db,
+      `alter table k8s_pods add constraint test_refused_copy
+         check (restart_count is distinct from 2147483001) not valid`,
+    );
+
+    // Act
+    const attempt = syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    ).finally(() =>
+      query(
+        database.db,
+        'alter table k8s_pods drop constraint test_refused_copy',
+      ),
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(attempt).rejects.toMatchObject({
+      reason: expect.stringMatching(/^pods: the database refused/),
+    });
+    const stored = await query(
+      database.db,
+      'select id from clusters where agent_id = $1',
+      [inv.agent_id],
+    );
+    expect(stored).toEqual([]);
+  });
+
   it('refuses the whole snapshot when a later chunk of a kind is refused, leaving every row as it was', async () => {
     // Prepare: a resync whose last changed pod a column rule refuses, after
     // more than one statement's worth of changed pods.
@@ -746,6 +875,7 @@ describe('syncInventory', () => {
     const before = await dumpCluster(database.db, clusterId);
     const next = mutateInventory(inv, {
       changeFraction: 0.7,
+      removeFraction: 0,
       timestamp: '2026-06-15T12:05:00Z',
     });
     const last = next.pods?.at(-1);
