@@ -839,10 +839,12 @@ function copyValue(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'string') return copyText(value);
   if (typeof value === 'object') {
-    const json = JSON.stringify(value);
-    return copyText(
-      json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '') : json,
-    );
+    // JSON spells tab, newline, CR and NUL as escapes: only its
+    // backslashes need COPY's escape (NUL's escape dropped first).
+    let json = JSON.stringify(value);
+    if (!json.includes('\\')) return json;
+    if (json.includes('\\u0000')) json = json.replace(NUL_ESCAPE, '');
+    return json.replaceAll('\\', '\\\\');
   }
   return String(value);
 }
