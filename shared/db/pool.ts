@@ -9,6 +9,7 @@
  * `pg` directly.
  */
 import pg from 'pg';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import { translateDbError } from './errors.ts';
 
 export type Row = Record<string, unknown>;
@@ -78,6 +79,58 @@ export async function execute(
   } catch (error) {
     throw translateDbError(error);
   }
+}
+
+/**
+ * Runs `COPY ... FROM STDIN` (text format) on one client, sending the
+ * chunks as they are produced: the next chunk is built while the server
+ * reads the last one. Resolves to the rows copied.
+ */
+export async function copyIn(
+  tx: Tx,
+  text: string,
+  chunks: Iterable<string>,
+): Promise<number> {
+  const stream = tx.query(copyFromStdin(text));
+  let failure: unknown;
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', resolve);
+    stream.on('error', (error) => {
+      failure ??= error;
+      reject(error);
+    });
+  });
+  done.catch(() => {}); // awaited below
+  try {
+    // After the server's error the stream takes no more data.
+    for (const chunk of chunks) {
+      if (failure !== undefined) break;
+      if (stream.write(chunk)) {
+        // Lets the socket take this chunk before the next is built.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else {
+        await new Promise<void>((resolve) => {
+          stream.once('drain', resolve);
+          stream.once('error', () => resolve());
+        });
+      }
+    }
+  } catch (error) {
+    // Building a chunk failed: the server abandons the COPY (CopyFail), so
+    // the connection is ready for the transaction's rollback.
+    if (failure === undefined) {
+      stream.destroy(error instanceof Error ? error : new Error(String(error)));
+      await done.catch(() => {});
+    }
+    throw error;
+  }
+  if (failure === undefined) stream.end();
+  try {
+    await done;
+  } catch (error) {
+    throw translateDbError(error);
+  }
+  return stream.rowCount;
 }
 
 /** Exactly one row, or throws. */

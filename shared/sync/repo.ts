@@ -5,11 +5,13 @@
  */
 import type { SnapshotOrder } from '../changes/rules.ts';
 import {
+  copyIn,
   execute,
   type Queryable,
   query,
   queryMaybeOne,
   queryOne,
+  type Tx,
 } from '../db/pool.ts';
 import type { Cluster } from '../wire/inventory.ts';
 import {
@@ -129,6 +131,71 @@ export function storedRowsStatement(kinds: readonly KindKey[]): string {
 /** The upsert statement of a kind (the benchmark's floor starts from it). */
 export function upsertStatement(kind: KindKey): string {
   return UPSERT[kind];
+}
+
+/**
+ * The columns a kind's rows are copied into, in order: cluster_id, the
+ * links, then the upsert's columns (the same the upsert writes).
+ */
+export function copyColumns(kind: KindKey): string[] {
+  const def = KINDS[kind] as KindDefinition;
+  return [
+    'cluster_id',
+    ...def.links.map((l) => LINKS[l].column),
+    ...def.columns,
+    ...(def.insertOnly ?? []),
+    'content_hash',
+    ...(def.digests ?? []),
+  ];
+}
+
+const COPY = Object.fromEntries(
+  KIND_ORDER.map((k) => [
+    k,
+    `copy ${KINDS[k].table} (${copyColumns(k).join(', ')}) from stdin`,
+  ]),
+) as Record<KindKey, string>;
+
+/**
+ * Copies a kind's rows (COPY text lines in copyColumns' order, built as
+ * they are sent) into its table: for a kind the cluster holds no row of,
+ * so every row is new and the upsert's conflict handling has nothing to do.
+ */
+export function copyRows(
+  tx: Tx,
+  kind: KindKey,
+  lines: Iterable<string>,
+): Promise<number> {
+  return copyIn(tx, COPY[kind], lines);
+}
+
+const LINK_IDS: Record<Link, string> = {
+  namespace: `select 'namespace' as link, name as key, id from k8s_namespaces where cluster_id = $1`,
+  node: `select 'node' as link, name as key, id from k8s_nodes where cluster_id = $1`,
+  workload: `select 'workload' as link, concat_ws(chr(1), kind, namespace, name) as key, id
+    from k8s_workloads where cluster_id = $1`,
+};
+
+/**
+ * The ids a copied row's links point to, by the names the upsert's joins
+ * match (a workload by kind, namespace and name, joined by \u0001).
+ */
+export async function listLinkIds(
+  tx: Queryable,
+  clusterId: string,
+  links: readonly Link[],
+): Promise<Map<Link, Map<string, string>>> {
+  const out = new Map<Link, Map<string, string>>(
+    links.map((l) => [l, new Map<string, string>()]),
+  );
+  if (links.length === 0) return out;
+  const rows = await query<{ link: Link; key: string; id: string }>(
+    tx,
+    links.map((l) => LINK_IDS[l]).join('\nunion all\n'),
+    [clusterId],
+  );
+  for (const row of rows) out.get(row.link)?.set(row.key, row.id);
+  return out;
 }
 
 /** Writes the rows (already JSON, each with its content_hash); returns rows written. */

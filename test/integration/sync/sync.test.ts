@@ -8,7 +8,12 @@ import {
 } from '../../../shared/fixtures/generate.ts';
 import { realisticInventory } from '../../../shared/fixtures/realistic.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
-import { ASSET_STATUS, syncInventory } from '../../../shared/sync/sync.ts';
+import {
+  ASSET_STATUS,
+  COPY_MIN_ROWS,
+  syncInventory,
+  UPSERT_CHUNK_ROWS,
+} from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -320,69 +325,6 @@ describe('syncInventory', () => {
     }
   });
 
-  it('refreshes the rollups only when a row they read was written or pruned', async () => {
-    // Prepare: a figure made wrong by hand shows whether a sync recomputed it.
-    const inv = small(31);
-    const subject = subjectOf(tenant, inv.agent_id);
-    const { clusterId } = await syncInventory(
-      database.db,
-      subject,
-      inv,
-      options,
-    );
-    const figure = () =>
-      queryOne<{ pods_total: number }>(
-        database.db,
-        'select pods_total from clusters where id = $1',
-        [clusterId],
-      );
-    const stored = (await figure())?.pods_total;
-    await query(
-      database.db,
-      'update clusters set pods_total = -1 where id = $1',
-      [clusterId],
-    );
-    const at = (minutes: number) =>
-      new Date(Date.parse(inv.timestamp) + minutes * 60_000).toISOString();
-    const events = structuredClone(inv.events ?? []);
-    const event = events[0];
-    if (!event) throw new Error('the generated inventory has events');
-    event.count = (event.count ?? 0) + 1;
-    const pods = structuredClone(inv.pods ?? []);
-    const pod = pods[0];
-    if (!pod) throw new Error('the generated inventory has pods');
-    pod.restart_count = (pod.restart_count ?? 0) + 1;
-
-    // Act
-    await syncInventory(
-      database.db,
-      subject,
-      { ...inv, timestamp: at(1) },
-      options,
-    );
-    const afterNoChange = (await figure())?.pods_total;
-    const eventOnly = await syncInventory(
-      database.db,
-      subject,
-      { ...inv, events, timestamp: at(2) },
-      options,
-    );
-    const afterEvent = (await figure())?.pods_total;
-    await syncInventory(
-      database.db,
-      subject,
-      { ...inv, events, pods, timestamp: at(3) },
-      options,
-    );
-
-    // Assess
-    expect(afterNoChange).toBe(-1);
-    expect(eventOnly.kinds.events?.upserted).toBe(1);
-    expect(afterEvent).toBe(-1);
-    expect((await figure())?.pods_total).toBe(stored);
-    expect(stored).toBe(inv.pods?.length);
-  });
-
   it('prunes exactly the rows a later snapshot no longer carries', async () => {
     // Prepare
     const inv = small(4);
@@ -459,6 +401,59 @@ describe('syncInventory', () => {
       pods_cpu_requested_millicores: cpu,
       pods_mem_limits_bytes: mem,
     });
+  });
+
+  it('refreshes the figures only when a row they are read from changed', async () => {
+    // Prepare: figures no sync would write, to see which sync rewrites them.
+    const inv = small(43);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const spoil = () =>
+      query(database.db, 'update clusters set pods_total = -1 where id = $1', [
+        clusterId,
+      ]);
+    const podsTotal = async () =>
+      (
+        await queryOne<{ pods_total: number }>(
+          database.db,
+          'select pods_total from clusters where id = $1',
+          [clusterId],
+        )
+      ).pods_total;
+    await spoil();
+    const eventsOnly = {
+      ...inv,
+      timestamp: '2026-06-15T12:05:00Z',
+      events: inv.events?.map((e, i) =>
+        i === 0 ? { ...e, count: (e.count ?? 0) + 1 } : e,
+      ),
+    };
+    const podChanged = {
+      ...inv,
+      timestamp: '2026-06-15T12:10:00Z',
+      pods: inv.pods?.map((p, i) =>
+        i === 0 ? { ...p, restart_count: (p.restart_count ?? 0) + 1 } : p,
+      ),
+    };
+
+    // Act, Assess: an event alone changed, the figures are not read again.
+    const events = await syncInventory(
+      database.db,
+      subject,
+      eventsOnly,
+      options,
+    );
+    expect(events.kinds.events?.upserted).toBe(1);
+    expect(await podsTotal()).toBe(-1);
+
+    // Act, Assess: a pod changed, every figure is refreshed.
+    await syncInventory(database.db, subject, podChanged, options);
+    expect(await podsTotal()).toBe(inv.pods?.length);
   });
 
   it('keeps each node’s and namespace’s figures equal to its stored rows', async () => {
@@ -689,6 +684,223 @@ describe('syncInventory', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow('injected failure');
+    expect(await dumpCluster(database.db, clusterId)).toEqual(before);
+  });
+
+  it('writes a kind of more rows than one statement carries in several, ending as one write would', async () => {
+    // Prepare: 2,000 pods, then 60% of them changed: two chunks each time.
+    const inv = small(41, { size: 'medium' });
+    expect(inv.pods?.length).toBeGreaterThan(UPSERT_CHUNK_ROWS);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const first = await syncInventory(database.db, subject, inv, options);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.6,
+      removeFraction: 0.05,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+    // Pods of a dropped namespace go with it on a resync only.
+    next.namespaces = inv.namespaces;
+    const direct = { ...next, agent_id: randomUUID() };
+
+    // Act
+    const resync = await syncInventory(database.db, subject, next, options);
+    const fresh = await syncInventory(
+      database.db,
+      subjectOf(tenant, direct.agent_id),
+      direct,
+      options,
+    );
+
+    // Assess
+    expect(first.kinds.pods?.upserted).toBe(inv.pods?.length);
+    expect(resync.kinds.pods?.upserted).toBeGreaterThan(UPSERT_CHUNK_ROWS);
+    const pods = (clusterId: string) =>
+      query(
+        database.db,
+        `select p.namespace, p.name, p.phase, p.restart_count, p.ready_containers,
+                p.containers, p.content_hash, ns.name as ns, nd.name as node,
+                wl.name as workload
+         from k8s_pods p
+         left join k8s_namespaces ns on ns.id = p.namespace_id
+         left join k8s_nodes nd on nd.id = p.node_id
+         left join k8s_workloads wl on wl.id = p.workload_id
+         where p.cluster_id = $1 order by p.namespace, p.name`,
+        [clusterId],
+      );
+    const stored = await pods(resync.clusterId);
+    expect(stored).toHaveLength(expectedCounts(next).pods ?? -1);
+    expect(stored).toEqual(await pods(fresh.clusterId));
+    expect(stored.filter((p) => p.ns === null)).toEqual([]);
+  });
+
+  it('copies a first sync’s rows exactly as the upsert writes them, special characters included', async () => {
+    // Prepare: one snapshot synced twice, by COPY into a new cluster and by
+    // the upsert into one that holds a row of each kind already.
+    const inv = small(44, { size: 'medium' });
+    const tricky =
+      'tab\there\nnew line \\ back\\slash "quoted" \u0000nul {brace} \\N é ✓';
+    const [pod, event] = [inv.pods?.[7], inv.events?.[3]];
+    if (!pod || !event) throw new Error('the generated inventory has rows');
+    pod.labels = { ...pod.labels, tricky };
+    pod.node_name = `${pod.node_name}\\tx`;
+    event.message = tricky;
+    const seed = {
+      ...inv,
+      agent_id: randomUUID(),
+      timestamp: '2026-06-15T11:55:00Z',
+      workloads: inv.workloads?.slice(0, 1),
+      pods: inv.pods?.slice(0, 1),
+      events: inv.events?.slice(0, 1),
+      endpoint_slices: inv.endpoint_slices?.slice(0, 1),
+    };
+    const upserted = { ...inv, agent_id: seed.agent_id };
+    await syncInventory(
+      database.db,
+      subjectOf(tenant, seed.agent_id),
+      seed,
+      options,
+    );
+
+    // Act
+    const copied = await syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    );
+    const viaUpsert = await syncInventory(
+      database.db,
+      subjectOf(tenant, upserted.agent_id),
+      upserted,
+      options,
+    );
+
+    // Assess
+    const copiedKinds = ['workloads', 'pods', 'events', 'endpoint_slices'];
+    for (const kind of copiedKinds) {
+      expect(copied.kinds[kind as 'pods']?.copied).toBe(true);
+      expect(viaUpsert.kinds[kind as 'pods']?.copied).toBe(false);
+    }
+    const rows = (table: string, clusterId: string) =>
+      query(
+        database.db,
+        `select (to_jsonb(t) - array['id', 'cluster_id', 'namespace_id',
+                   'node_id', 'workload_id', 'updated_at',
+                   -- the seed's one workload saw its facts first at 11:55
+                   'spec_facts_at'])
+                || jsonb_build_object(
+                   'ns', (select name from k8s_namespaces where id = t.namespace_id),
+                   'node', (select name from k8s_nodes
+                            where id = (to_jsonb(t) ->> 'node_id')::uuid),
+                   'workload', (select concat_ws('/', kind, namespace, name)
+                                from k8s_workloads
+                                where id = (to_jsonb(t) ->> 'workload_id')::uuid)) as row
+         from ${table} t where cluster_id = $1 order by namespace, name`,
+        [clusterId],
+      );
+    for (const table of [
+      'k8s_workloads',
+      'k8s_pods',
+      'k8s_events',
+      'k8s_endpoint_slices',
+    ]) {
+      const stored = await rows(table, copied.clusterId);
+      expect(stored.length).toBeGreaterThanOrEqual(COPY_MIN_ROWS);
+      expect(stored).toEqual(await rows(table, viaUpsert.clusterId));
+    }
+    const trickyPod = await queryOne<{ labels: Record<string, string> }>(
+      database.db,
+      'select labels from k8s_pods where cluster_id = $1 and name = $2',
+      [copied.clusterId, pod.name],
+    );
+    expect(trickyPod.labels.tricky).toBe(tricky.replace('\u0000', ''));
+    const factsAt = await query(
+      database.db,
+      `select distinct spec_facts_at from k8s_workloads
+       where cluster_id = $1 and spec_facts is not null`,
+      [copied.clusterId],
+    );
+    expect(factsAt).toEqual([{ spec_facts_at: new Date(inv.timestamp) }]);
+  });
+
+  it('refuses a first sync whose copied rows a column rule refuses, storing nothing', async () => {
+    // Prepare
+    const inv = small(45, { size: 'medium' });
+    const last = inv.pods?.at(-1);
+    if (!last) throw new Error('the generated inventory has pods');
+    last.restart_count = 2_147_483_001;
+    await query(
+      database.db,
+      `alter table k8s_pods add constraint test_refused_copy
+         check (restart_count is distinct from 2147483001) not valid`,
+    );
+
+    // Act
+    const attempt = syncInventory(
+      database.db,
+      subjectOf(tenant, inv.agent_id),
+      inv,
+      options,
+    ).finally(() =>
+      query(
+        database.db,
+        'alter table k8s_pods drop constraint test_refused_copy',
+      ),
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(attempt).rejects.toMatchObject({
+      reason: expect.stringMatching(/^pods: the database refused/),
+    });
+    const stored = await query(
+      database.db,
+      'select id from clusters where agent_id = $1',
+      [inv.agent_id],
+    );
+    expect(stored).toEqual([]);
+  });
+
+  it('refuses the whole snapshot when a later chunk of a kind is refused, leaving every row as it was', async () => {
+    // Prepare: a resync whose last changed pod a column rule refuses, after
+    // more than one statement's worth of changed pods.
+    const inv = small(42, { size: 'medium' });
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(
+      database.db,
+      subject,
+      inv,
+      options,
+    );
+    const before = await dumpCluster(database.db, clusterId);
+    const next = mutateInventory(inv, {
+      changeFraction: 0.7,
+      removeFraction: 0,
+      timestamp: '2026-06-15T12:05:00Z',
+    });
+    const last = next.pods?.at(-1);
+    if (!last) throw new Error('the generated inventory has pods');
+    last.restart_count = 2_147_483_000;
+    await query(
+      database.db,
+      `alter table k8s_pods add constraint test_refused_restarts
+         check (restart_count is distinct from 2147483000) not valid`,
+    );
+
+    // Act
+    const attempt = syncInventory(database.db, subject, next, options).finally(
+      () =>
+        query(
+          database.db,
+          'alter table k8s_pods drop constraint test_refused_restarts',
+        ),
+    );
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(attempt).rejects.toMatchObject({
+      reason: expect.stringMatching(/^pods: the database refused/),
+    });
     expect(await dumpCluster(database.db, clusterId)).toEqual(before);
   });
 
