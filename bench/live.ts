@@ -280,7 +280,13 @@ try {
   } satisfies LoadBatch);
   const hop = (await once<LoadResult>(client)).latencies.slice(WARMUP);
 
-  const nc = await connect({ servers: nats.url, name: 'bench-live-direct' });
+  // Configured as the backend's connection is (shared/live/nats.ts), so
+  // the agent's time carries the same client work as the route's.
+  const nc = await connect({
+    servers: nats.url,
+    name: 'bench-live-direct',
+    noAsyncTraces: true,
+  });
   const rows: string[][] = [];
   const profiles: string[][] = [];
   for (const scenario of SCENARIOS) {
