@@ -18,10 +18,14 @@
  * moves less with the machine's load than wall time does). `--profile` also
  * times each SQL statement and the NATS request the server makes (by
  * wrapping the pool and the live-read connection here, not in the code
- * measured), and prints per route what a request spent in each.
+ * measured), and each request's time inside the server (node:http's
+ * diagnostics channels: from its headers read to its answer written), whole
+ * and less the NATS request and the SQL, and prints per route what a
+ * request spent in each.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { subscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,15 +59,49 @@ const PROFILE = process.argv.includes('--profile');
 class StepTimes {
   recording = false;
   readonly times = new Map<string, number[]>();
+  /** The steps of the request the server holds now (one at a time). */
+  #open: Map<string, number> | undefined;
   add(step: string, ms: number): void {
     if (!this.recording) return;
     const times = this.times.get(step) ?? [];
     times.push(ms);
     this.times.set(step, times);
+    this.#open?.set(step, (this.#open.get(step) ?? 0) + ms);
+  }
+  requestStarted(): void {
+    this.#open = new Map();
+  }
+  /**
+   * The request's time in the server, from its headers read to its answer
+   * written, whole and less what it waited for: what the backend adds
+   * without the client's hop.
+   */
+  requestEnded(ms: number): void {
+    const spent = this.#open;
+    this.#open = undefined;
+    if (!this.recording || spent === undefined) return;
+    const nats = spent.get('nats request') ?? 0;
+    let sql = 0;
+    for (const [step, t] of spent) if (step.startsWith('sql ')) sql += t;
+    this.add('server: request in to answer out', ms);
+    this.add('server: less the nats request', ms - nats);
+    this.add('server: less the nats request and sql', ms - nats - sql);
   }
   reset(): void {
     this.times.clear();
   }
+}
+
+/** Times each request the API server answers (node:http's own channels). */
+function timeServerRequests(steps: StepTimes): void {
+  let started = 0;
+  subscribe('http.server.request.start', () => {
+    started = performance.now();
+    steps.requestStarted();
+  });
+  subscribe('http.server.response.finish', () => {
+    steps.requestEnded(performance.now() - started);
+  });
 }
 
 /** A statement's name in the profile: its verb and table(s) written or read. */
@@ -173,10 +211,22 @@ function forkTs(file: string, args: string[] = []): ChildProcess {
   });
 }
 
+/**
+ * The child's next message. Its exit listener goes with the answer: one
+ * left behind per request would pile up on the child (Node warns past 10).
+ */
 function once<T>(child: ChildProcess): Promise<T> {
   return new Promise((resolve, reject) => {
-    child.once('message', (message) => resolve(message as T));
-    child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
+    const onExit = (code: number | null) => {
+      child.off('message', onMessage);
+      reject(new Error(`child exited ${code}`));
+    };
+    const onMessage = (message: unknown) => {
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
   });
 }
 
@@ -204,6 +254,7 @@ try {
   if (PROFILE) {
     timeStatements(bench.db, steps);
     await timeNatsRequests(steps);
+    timeServerRequests(steps);
   }
   const tokens: string[] = [];
   for (let i = 0; i < USERS; i++) {
@@ -229,7 +280,13 @@ try {
   } satisfies LoadBatch);
   const hop = (await once<LoadResult>(client)).latencies.slice(WARMUP);
 
-  const nc = await connect({ servers: nats.url, name: 'bench-live-direct' });
+  // Configured as the backend's connection is (shared/live/nats.ts), so
+  // the agent's time carries the same client work as the route's.
+  const nc = await connect({
+    servers: nats.url,
+    name: 'bench-live-direct',
+    noAsyncTraces: true,
+  });
   const rows: string[][] = [];
   const profiles: string[][] = [];
   for (const scenario of SCENARIOS) {

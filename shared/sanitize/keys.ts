@@ -107,16 +107,43 @@ export function keyWords(key: string): string[] {
 }
 
 /**
+ * Names already judged, and how (null: an ordinary name). The same few
+ * names come back on line after line of a log (`level`, `msg`, `ts`,
+ * `password`), and splitting a name into its words was a quarter of the
+ * sanitizer's time; the judgement depends on the name alone, so it is
+ * kept for the process. Bounded: past {@link JUDGED_MAX} names it starts
+ * over, and a name longer than {@link JUDGED_KEY_MAX} is never kept.
+ */
+const judged = new Map<string, SecretKeyKind | null>();
+export const JUDGED_MAX = 4096;
+export const JUDGED_KEY_MAX = 128;
+
+/** How many names are kept judged now (tests). */
+export function judgedNames(): number {
+  return judged.size;
+}
+
+/**
  * Whether a name carries a secret (`secret`), may carry one (`ambiguous`:
  * keep obviously harmless values), or is an ordinary name (`undefined`).
  * A path-like name (`example.com/api-token`) counts by its last segment;
  * Helm's `checksum/<file>` names carry digests, never secrets.
  */
 export function secretKeyKind(key: string): SecretKeyKind | undefined {
+  if (key.length > JUDGED_KEY_MAX) return judgeKey(key);
+  const known = judged.get(key);
+  if (known !== undefined) return known ?? undefined;
+  const kind = judgeKey(key);
+  if (judged.size >= JUDGED_MAX) judged.clear();
+  judged.set(key, kind ?? null);
+  return kind;
+}
+
+function judgeKey(key: string): SecretKeyKind | undefined {
   const slash = key.lastIndexOf('/');
   if (slash !== -1) {
     if (/^checksum\//i.test(key)) return undefined;
-    return secretKeyKind(key.slice(slash + 1));
+    return judgeKey(key.slice(slash + 1));
   }
   const words = keyWords(key);
   // `password2`, `token4`: a numbered copy of the same name.

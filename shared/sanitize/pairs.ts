@@ -24,7 +24,7 @@
  * line: mid-line it is too often code or prose (`if token == nil`).
  */
 
-import { hidesValue } from './keys.ts';
+import { hidesValue, secretKeyKind } from './keys.ts';
 import { REDACTED } from './shapes.ts';
 
 const MAX_NESTING = 2;
@@ -232,6 +232,14 @@ export function redactPairs(text: string, depth = 0): string {
       !keyQuoted &&
       (separator === '=' || separator === ':=') &&
       !startsLine(text, match.index)
+    ) {
+      continue;
+    }
+    // An ordinary name's unquoted value is neither hidden nor scanned
+    // again: nothing to measure (most pairs of most lines).
+    if (
+      secretKeyKind(key) === undefined &&
+      quoteAt(text, start) === undefined
     ) {
       continue;
     }

@@ -39,6 +39,13 @@ const PREFIXED_TOKEN =
 const SCHEME_CREDENTIAL =
   /\b([Bb]earer|BEARER|Basic|BASIC)([ \t]+)(?!\[REDACTED\])(?![\w-]+=["\w[])(?![Xx*#]{4,}(?![\w~+/=:-]))(?=[\w~+/=:-]*(?:\d|[.~+/=_-][\w~+/=-])|\w+[A-Z])([\w.~+/=:-]{4,})/g;
 
+/**
+ * A cheap first look for {@link SCHEME_CREDENTIAL}: its scheme words and
+ * the blank after them. Several times faster than the rule itself on a
+ * line without them (most lines), and every line it passes has them.
+ */
+const MAY_HOLD_SCHEME_CREDENTIAL = /\b(?:[Bb]earer|BEARER|Basic|BASIC)[ \t]/;
+
 /** A cheap first look: the prefixes {@link PREFIXED_TOKEN} starts with. */
 const MAY_HOLD_PREFIXED_TOKEN =
   /eyJ|xox|AKIA|ASIA|hv[sb]\.|sk-|gh[pousr]_|github_pat_|glpat-|AIza|npm_|hf_|k_(?:live|test)_/;
@@ -53,7 +60,10 @@ export function redactShapes(text: string): string {
   if (MAY_HOLD_PREFIXED_TOKEN.test(out)) {
     out = out.replace(PREFIXED_TOKEN, REDACTED);
   }
-  return out.replace(SCHEME_CREDENTIAL, `$1$2${REDACTED}`);
+  if (MAY_HOLD_SCHEME_CREDENTIAL.test(out)) {
+    out = out.replace(SCHEME_CREDENTIAL, `$1$2${REDACTED}`);
+  }
+  return out;
 }
 
 /**
