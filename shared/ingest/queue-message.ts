@@ -467,9 +467,16 @@ function isMissing(error: unknown): boolean {
   );
 }
 
+/**
+ * Output chunks of the inflate: zlib's default 16 KB made a 5 MB body 320
+ * round trips to the thread pool and cost 18 ms of CPU against 3.4 ms.
+ */
+const INFLATE_CHUNK_BYTES = 1024 * 1024;
+
 function inflate(payload: Buffer, where: string, cap: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    gunzip(payload, { maxOutputLength: cap }, (error, out) => {
+    const options = { maxOutputLength: cap, chunkSize: INFLATE_CHUNK_BYTES };
+    gunzip(payload, options, (error, out) => {
       if (error === null) {
         resolve(out);
         return;
