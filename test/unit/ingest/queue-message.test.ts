@@ -251,7 +251,7 @@ describe('decodeQueuedInventory', () => {
     expect(decoded[2]!.json.equals(json)).toBe(true);
   });
 
-  it.each([
+  it.each<[string, QueuedRecord, RegExp]>([
     [
       'no subject',
       asRecord('{}', { 'nats-stream-seq': '1' }),
@@ -276,6 +276,18 @@ describe('decodeQueuedInventory', () => {
       }),
       /not valid base64/,
     ],
+    ...['QQ', 'QUJD\n', 'QU JD', 'QR==', 'QUJD===', '-_8A'].map(
+      (text) =>
+        [
+          `base64 with an unpadded, spaced, non-canonical or foreign form (${JSON.stringify(text)})`,
+          asRecord(text, {
+            'nats-subject': SUBJECT,
+            'nats-stream-seq': '1',
+            'body-encoding': 'base64',
+          }),
+          /not valid base64/,
+        ] as [string, QueuedRecord, RegExp],
+    ),
     [
       'corrupt gzip',
       asRecord(Buffer.from('not gzip at all').toString('base64'), {
