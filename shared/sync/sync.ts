@@ -271,11 +271,76 @@ function digestSent(
 }
 
 /**
+ * Kinds whose new and changed rows are validated as they are written, not
+ * before: a large first sync's pods are most of its validation, which then
+ * runs while the database writes the chunk before. Only their keys are
+ * read first, from the rows as sent. No step before their own reads them.
+ */
+const VALIDATED_AS_WRITTEN: ReadonlySet<KindKey> = new Set(['pods']);
+
+/**
+ * The validation of the rows checkRows leaves for later: `row(kind, i)`
+ * validates one on first read; `finish()` validates every one not read
+ * yet, and is run before the commit, so that a malformed row refuses the
+ * whole message even if no step read it (a duplicate key's earlier row).
+ */
+class DeferredValidation {
+  /** Time spent validating here, added to the sync's validation time. */
+  ms = 0;
+  readonly #inventory: WireInventory;
+  readonly #validated: Partial<Record<KindKey, Map<number, unknown>>>;
+  readonly #pending = new Map<KindKey, number[]>();
+
+  constructor(
+    inventory: WireInventory,
+    validated: Partial<Record<KindKey, Map<number, unknown>>>,
+  ) {
+    this.#inventory = inventory;
+    this.#validated = validated;
+  }
+
+  defer(kind: KindKey, index: number): void {
+    const pending = this.#pending.get(kind) ?? [];
+    pending.push(index);
+    this.#pending.set(kind, pending);
+    this.#validated[kind] ??= new Map();
+  }
+
+  row(kind: KindKey, index: number): unknown {
+    const valid = this.#validated[kind];
+    if (valid?.has(index)) return valid.get(index);
+    this.#validate(kind, [index]);
+    return this.#validated[kind]?.get(index);
+  }
+
+  finish(): void {
+    for (const [kind, indexes] of this.#pending) {
+      const valid = this.#validated[kind];
+      const left = indexes.filter((i) => !valid?.has(i));
+      if (left.length > 0) this.#validate(kind, left);
+    }
+  }
+
+  #validate(kind: KindKey, indexes: readonly number[]): void {
+    const started = performance.now();
+    try {
+      const out = validateRows(this.#inventory, { [kind]: indexes });
+      const valid = this.#validated[kind] ?? new Map<number, unknown>();
+      for (const [i, row] of out[kind] ?? []) valid.set(i, row);
+      this.#validated[kind] = valid;
+    } finally {
+      this.ms += performance.now() - started;
+    }
+  }
+}
+
+/**
  * Every collected kind's rows, the new and changed ones parsed and
  * validated by the wire schema (all of them on a first sync): a malformed
- * one refuses the whole message, before anything is written, with the
- * reason the whole schema would give. An unchanged row is read (parsed, as
- * sent) only if a later step reads it.
+ * one refuses the whole message with the reason the whole schema would
+ * give, before anything is written or, for a kind validated as written
+ * (VALIDATED_AS_WRITTEN), before the commit. An unchanged row is read
+ * (parsed, as sent) only if a later step reads it.
  */
 function checkRows(
   inventory: WireInventory,
@@ -284,29 +349,55 @@ function checkRows(
 ): {
   rows: Partial<Record<KindKey, IncomingRow[]>>;
   validated: Partial<Record<KindKey, Map<number, unknown>>>;
+  deferred: DeferredValidation;
 } {
   const sent = new Map<KindKey, SentDigest[]>();
   const changed: Partial<Record<KindKey, number[]>> = {};
+  /** Deferred rows' keys, read from the rows as sent. */
+  const sentKeys = new Map<KindKey, Map<number, string>>();
   for (const kind of kinds) {
     const rows = inventory[kind];
     if (rows === undefined) continue;
     const digests = digestSent(kind, rows, stored.get(kind));
     sent.set(kind, digests);
+    const def = KINDS[kind] as KindDefinition;
+    const keys = new Map<number, string>();
     const indexes: number[] = [];
     for (let i = 0; i < digests.length; i++) {
-      if (digests[i]?.same === undefined) indexes.push(i);
+      if (digests[i]?.same !== undefined) continue;
+      const key = VALIDATED_AS_WRITTEN.has(kind)
+        ? keyAsSent(def, rows, i)
+        : undefined;
+      if (key === undefined) indexes.push(i);
+      else keys.set(i, key);
     }
     changed[kind] = indexes;
+    if (keys.size > 0) sentKeys.set(kind, keys);
   }
   const validated = validateRows(inventory, changed);
+  const deferred = new DeferredValidation(inventory, validated);
   const rows: Partial<Record<KindKey, IncomingRow[]>> = {};
   for (const kind of kinds) {
     const def = KINDS[kind] as KindDefinition;
     const sentRows = inventory[kind];
     const valid = validated[kind];
+    const keys = sentKeys.get(kind);
     if (sentRows === undefined) continue;
     rows[kind] = (sent.get(kind) ?? []).map((d, i) => {
       if (d.same !== undefined) return unchangedRow(d, d.same.key, sentRows, i);
+      const key = keys?.get(i);
+      if (key !== undefined) {
+        deferred.defer(kind, i);
+        return {
+          key,
+          hash: d.hash,
+          factsHash: d.factsHash,
+          changed: true,
+          get row() {
+            return deferred.row(kind, i);
+          },
+        };
+      }
       const row = valid?.get(i);
       return {
         key: naturalKey(def, row as DbRow),
@@ -317,7 +408,34 @@ function checkRows(
       };
     });
   }
-  return { rows, validated };
+  return { rows, validated, deferred };
+}
+
+/**
+ * A row's key from the row as sent, as naturalKey reads it from the
+ * validated row (the schema keeps key fields as sent): undefined when the
+ * bytes are no JSON or a key field is no string, for the schema to refuse.
+ */
+function keyAsSent(
+  def: KindDefinition,
+  rows: SentRows,
+  i: number,
+): string | undefined {
+  let row: unknown;
+  try {
+    row = rows.value(i);
+  } catch {
+    return undefined;
+  }
+  if (typeof row !== 'object' || row === null) return undefined;
+  const fields = row as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const column of def.keyColumns) {
+    const value = fields[column];
+    if (typeof value !== 'string') return undefined;
+    parts.push(value);
+  }
+  return parts.join('\u0001');
 }
 
 /** An unchanged row: parsed as sent only when a step reads it. */
@@ -539,9 +657,13 @@ export async function syncInventory(
         byKey.set(row.key, row);
       }
       const checking = performance.now();
-      const { rows, validated } = checkRows(inventory, present, storedByKind);
+      const { rows, validated, deferred } = checkRows(
+        inventory,
+        present,
+        storedByKind,
+      );
       const normalized = normalizedInventory(inventory, validated);
-      const validationMs = performance.now() - checking;
+      const checkingMs = performance.now() - checking;
 
       const applied = {
         at: cluster.last_snapshot_at,
@@ -551,7 +673,8 @@ export async function syncInventory(
       if (!isNewerSnapshot(applied, order)) {
         // Not newer: an older snapshot redelivered late, or a replay (an
         // equal time). Nothing is written; its workloads are counted as
-        // skipped for change purposes.
+        // skipped for change purposes. A malformed row still refuses it.
+        deferred.finish();
         return {
           ...base,
           outcome: 'skipped_not_newer' as const,
@@ -562,7 +685,7 @@ export async function syncInventory(
             notNewer: new Set((rows.workloads ?? []).map((w) => w.key)).size,
           },
           durationMs: performance.now() - started,
-          validationMs,
+          validationMs: checkingMs + deferred.ms,
           inventory: normalized,
         };
       }
@@ -580,7 +703,13 @@ export async function syncInventory(
           history: historyWindow(now, historyDays),
           beforePrune: options.beforePrune,
         },
-      );
+      ).catch((error: unknown) => {
+        // A row the database refused gives way to a malformed row not yet
+        // validated: the schema's refusal comes first, as when it ran first.
+        if (error instanceof RejectedInventoryError) deferred.finish();
+        throw error;
+      });
+      deferred.finish();
       await syncArgocdApplications(
         tx,
         { id: cluster.id, clientId: tenant.client_id },
@@ -608,7 +737,7 @@ export async function syncInventory(
         linkage,
         facts,
         durationMs: performance.now() - started,
-        validationMs,
+        validationMs: checkingMs + deferred.ms,
         inventory: normalized,
       };
     },

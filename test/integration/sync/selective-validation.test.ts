@@ -13,6 +13,7 @@ import {
   it,
   vi,
 } from 'vitest';
+import { query } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
@@ -293,5 +294,29 @@ describe('validating only what changed', () => {
     await expect(result).rejects.toMatchObject({
       reason: expect.stringMatching(/^body: invalid JSON/),
     });
+  });
+
+  it('refuses a first sync whose malformed pod is overwritten by a later one of its key, writing nothing', async () => {
+    // Prepare: pods are validated as they are written; the earlier row of a
+    // key is never written (the last one wins), yet it must still refuse.
+    const { agentId, first } = messages(50);
+    const pods = first.pods ?? [];
+    const pod = pods[3];
+    if (!pod) throw new Error('the generated inventory has pods');
+    pods.unshift({ ...pod, restart_count: -1 });
+    const json = JSON.stringify(first);
+
+    // Act
+    const result = sync(json);
+
+    // Assess
+    await expect(result).rejects.toMatchObject({ reason: wholeReason(json) });
+    expect(wholeReason(json)).toMatch(/^pods\[0\]\.restart_count: /);
+    const [row] = await query<{ n: string }>(
+      database.db,
+      'select count(*) as n from clusters where agent_id = $1',
+      [agentId],
+    );
+    expect(Number(row?.n)).toBe(0);
   });
 });
