@@ -169,12 +169,24 @@ export function copyRows(
   return copyIn(tx, COPY[kind], lines);
 }
 
-const LINK_IDS: Record<Link, string> = {
-  namespace: `select 'namespace' as link, name as key, id from k8s_namespaces where cluster_id = $1`,
-  node: `select 'node' as link, name as key, id from k8s_nodes where cluster_id = $1`,
-  workload: `select 'workload' as link, concat_ws(chr(1), kind, namespace, name) as key, id
-    from k8s_workloads where cluster_id = $1`,
+/** The kind each link points to. */
+const LINK_TARGET: Record<Link, KindKey> = {
+  namespace: 'namespaces',
+  node: 'nodes',
+  workload: 'workloads',
 };
+
+/** Each link's ids by the key its target kind is stored under. */
+const LINK_IDS = Object.fromEntries(
+  (Object.keys(LINK_TARGET) as Link[]).map((link) => {
+    const def = KINDS[LINK_TARGET[link]] as KindDefinition;
+    return [
+      link,
+      `select '${link}' as link, ${keyExpr(def)} as key, id
+       from ${def.table} where cluster_id = $1`,
+    ];
+  }),
+) as Record<Link, string>;
 
 /**
  * The ids a copied row's links point to, by the names the upsert's joins

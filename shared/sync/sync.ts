@@ -167,7 +167,8 @@ const NUL_ESCAPE = /(?<!\\)\\u0000/g;
 
 /**
  * One incoming row: its key, the digests of its bytes as sent, and the row
- * itself, validated when `changed`; as sent (and known valid) when not.
+ * itself: validated when `changed` (on first read for a kind validated as
+ * written); as sent (and known valid), parsed on first read, when not.
  */
 interface IncomingRow {
   key: string;
@@ -428,14 +429,11 @@ function keyAsSent(
     return undefined;
   }
   if (typeof row !== 'object' || row === null) return undefined;
-  const fields = row as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const column of def.keyColumns) {
-    const value = fields[column];
-    if (typeof value !== 'string') return undefined;
-    parts.push(value);
+  const fields = row as DbRow;
+  if (def.keyColumns.some((c) => typeof fields[c] !== 'string')) {
+    return undefined;
   }
-  return parts.join('\u0001');
+  return naturalKey(def, fields);
 }
 
 /** An unchanged row: parsed as sent only when a step reads it. */

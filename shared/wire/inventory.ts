@@ -37,7 +37,7 @@ import { isUtf8 } from 'node:buffer';
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
-import { scanMessage } from './message-scan.ts';
+import { asBuffer, scanMessage } from './message-scan.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
 import { SentRows } from './sent-rows.ts';
 import { specFactsSchema } from './spec-facts.ts';
@@ -950,17 +950,9 @@ export function decodeInventoryJson(
 function decodeScanned(bytes: Uint8Array): WireInventory | undefined {
   const scanned = scanMessage(bytes, KIND_NAMES);
   if (scanned === undefined) return undefined;
-  const text = utf8.decode(scanned.envelope);
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (mayHoldUnstorableText(text) && unstorableText(value) !== undefined) {
-    return undefined;
-  }
-  try {
+    value = decodeJson(scanned.envelope).value;
     checkVersion(value);
   } catch {
     return undefined;
@@ -968,9 +960,7 @@ function decodeScanned(bytes: Uint8Array): WireInventory | undefined {
   const result = envelopeSchema.safeParse(value, { error: errorMap });
   if (!result.success) return undefined;
   const inventory = result.data as Record<string, unknown>;
-  const buffer = Buffer.isBuffer(bytes)
-    ? bytes
-    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buffer = asBuffer(bytes);
   for (const kind of KIND_KEYS) {
     if (inventory[kind] === undefined) continue;
     const spans = scanned.rows.get(kind);

@@ -157,7 +157,8 @@ function scanElements(
   }
 }
 
-function asBuffer(bytes: Uint8Array): Buffer {
+/** A Buffer over the same memory (no copy). */
+export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
