@@ -2,10 +2,6 @@
 import { apiHandler } from '../../shared/http/api-handler.ts';
 import { serveLiveRead } from '../../shared/live/handlers.ts';
 
-export const handler = apiHandler(
-  'get-live-manifest',
-  (request) =>
-    serveLiveRead(request, { route: 'manifest', query: request.query }),
-  // serveLiveRead counts the call with the audit row's insert.
-  { foldsRateLimit: true },
+export const handler = apiHandler('get-live-manifest', (request) =>
+  serveLiveRead(request, { route: 'manifest', query: request.query }),
 );

@@ -2,10 +2,6 @@
 import { apiHandler } from '../../shared/http/api-handler.ts';
 import { serveLiveRead } from '../../shared/live/handlers.ts';
 
-export const handler = apiHandler(
-  'list-live-revisions',
-  (request) =>
-    serveLiveRead(request, { route: 'revisions', query: request.query }),
-  // serveLiveRead counts the call with the audit row's insert.
-  { foldsRateLimit: true },
+export const handler = apiHandler('list-live-revisions', (request) =>
+  serveLiveRead(request, { route: 'revisions', query: request.query }),
 );

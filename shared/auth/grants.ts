@@ -13,16 +13,18 @@ export interface Grant {
 }
 
 /**
- * The grants of the email in $1 as one JSON array (empty for none or a
- * null email): read alone (listGrants) or beside a cluster
- * (findClusterWithGrants).
+ * The grants of the email in parameter `email` (`$n`) as one JSON array
+ * (empty for none or a null email): read alone (listGrants) or with what
+ * a request reads first (readCaller).
  */
-export const GRANTS_JSON_SQL = `
+export function grantsJsonSql(email: string): string {
+  return `
   (select coalesce(json_agg(json_build_object(
             'role', role, 'client_id', client_id,
             'environment_id', environment_id)), '[]'::json)
      from user_grants
-    where lower(email) = lower($1))`;
+    where lower(email) = lower(${email}))`;
+}
 
 export interface GrantRow {
   role: string;
@@ -38,7 +40,7 @@ export async function listGrants(
   if (!email) return [];
   const row = await queryOne<{ grants: GrantRow[] }>(
     db,
-    `select ${GRANTS_JSON_SQL} as grants`,
+    `select ${grantsJsonSql('$1')} as grants`,
     [email],
   );
   return toGrants(row.grants);

@@ -4,9 +4,9 @@
  */
 import type { Scope } from '../auth/access.ts';
 import {
-  GRANTS_JSON_SQL,
   type Grant,
   type GrantRow,
+  grantsJsonSql,
   toGrants,
 } from '../auth/grants.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
@@ -74,32 +74,74 @@ const CLUSTER_RECORD_COLUMNS = `id, asset_id, client_id, environment_id,
   node_count, namespace_count, workload_count, last_seen_at, collection,
   created_at, updated_at`;
 
-// $1 the caller's email (null for none), $2 the cluster id. One row always:
-// the cluster's columns are null when it does not exist.
-const FIND_CLUSTER_WITH_GRANTS_SQL = `
-  select ${GRANTS_JSON_SQL} as caller_grants, found.*
-    from (select 1) caller
-    left join (select ${CLUSTER_RECORD_COLUMNS} from clusters where id = $2) found
-      on true`;
+/** What every API request reads first: the caller's grants, and more. */
+export interface CallerRead {
+  grants: Grant[];
+  /** The cluster asked for: undefined when none was, or it does not exist. */
+  cluster: ClusterRecord | undefined;
+  /** The call's count, when one was folded in. */
+  counted: { hits: number; retry_after: number } | undefined;
+}
 
 /**
- * The caller's grants and a cluster, in one round trip: what every
- * `/clusters/{clusterID}/...` request reads before its access checks.
+ * The caller's grants, with a cluster route's cluster and a rate-limited
+ * route's count of the call, in one round trip: what every API request
+ * reads before its access checks. `countCall` is a statement returning
+ * `hits` and `retry_after` (the limiter's count); with it, the statement
+ * writes, and commits without waiting for the disk: a count a crash loses
+ * lets a caller a few more calls, nothing else. One row always: the
+ * cluster's columns are null when it does not exist.
  */
-export async function findClusterWithGrants(
+export async function readCaller(
   db: Queryable,
-  clusterId: string,
   email: string | undefined,
-): Promise<{ grants: Grant[]; cluster: ClusterRecord | undefined }> {
-  const row = await queryOne<ClusterRecord & { caller_grants: GrantRow[] }>(
+  options: {
+    clusterId?: string | undefined;
+    countCall?: ((params: SqlParams) => string) | undefined;
+  } = {},
+): Promise<CallerRead> {
+  const params = new SqlParams();
+  const grants = grantsJsonSql(params.add(email || null));
+  const cluster = options.clusterId
+    ? `left join (select ${CLUSTER_RECORD_COLUMNS} from clusters
+                   where id = ${params.add(options.clusterId)}) found on true`
+    : '';
+  const counting = options.countCall?.(params);
+  const row = await queryOne<
+    ClusterRecord & {
+      caller_grants: GrantRow[];
+      counted_hits?: number;
+      counted_retry_after?: number;
+    }
+  >(
     db,
-    FIND_CLUSTER_WITH_GRANTS_SQL,
-    [email || null, clusterId],
+    counting === undefined
+      ? `select ${grants} as caller_grants${cluster ? ', found.*' : ''}
+           from (select 1) caller ${cluster}`
+      : `with counted as (${counting})
+         select ${grants} as caller_grants,
+                counted.hits as counted_hits,
+                counted.retry_after as counted_retry_after${cluster ? ', found.*' : ''}
+           from counted ${cluster}
+          where (select set_config('synchronous_commit', 'off', true)) = 'off'`,
+    params.values,
   );
-  const { caller_grants: grantRows, ...cluster } = row;
+  const {
+    caller_grants: grantRows,
+    counted_hits: hits,
+    counted_retry_after: retryAfter,
+    ...found
+  } = row;
   return {
     grants: toGrants(grantRows),
-    cluster: cluster.id === null ? undefined : (cluster as ClusterRecord),
+    cluster:
+      found.id === null || found.id === undefined
+        ? undefined
+        : (found as ClusterRecord),
+    counted:
+      hits === undefined
+        ? undefined
+        : { hits, retry_after: retryAfter as number },
   };
 }
 

@@ -7,7 +7,9 @@
  *   AccessContext with the caller's grants (no claims: 401); the route gate
  *   (RequireAnyPermissionInAnyScope on the entry's permissions, else 403);
  *   then the checks of the entry's access shape (shared/http/routes.ts):
- *   the cluster's 404/403, the client's 404/403, the scope of a list.
+ *   the cluster's 404/403, the client's 404/403, the scope of a list; a
+ *   rate-limited route's call is counted by the same round trip as the
+ *   grants read, and answered 429 once those checks passed.
  * - query: the entry's query schema read by readRouteQuery, after those
  *   checks, so a 400 never confirms that something exists.
  *
@@ -21,9 +23,13 @@ import type {
 } from 'aws-lambda';
 import { AccessContext, EMPTY_SCOPE, type Scope } from '../auth/access.ts';
 import { principalFromEvent } from '../auth/claims.ts';
-import { type Grant, listGrants } from '../auth/grants.ts';
+import { listGrants } from '../auth/grants.ts';
 import { clientReadScope } from '../clusters/list.ts';
-import { type ClusterRecord, findClusterWithGrants } from '../clusters/repo.ts';
+import {
+  type CallerRead,
+  type ClusterRecord,
+  readCaller,
+} from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';
@@ -68,11 +74,6 @@ export interface ApiRequest<R extends RouteDefinition = RouteDefinition> {
   scope: Scope;
   /** A sources route's sources the caller may read on this cluster. */
   sources: R['access'] extends { sources: infer S } ? (keyof S)[] : [];
-  /**
-   * The route's rate-limit count, already taken unless the handler was
-   * declared to fold it into its first write (ApiHandlerOptions).
-   */
-  rateLimit: RateLimitCharge | undefined;
 }
 
 /** A handler's answer: 200 with `{data, meta?}`, or a full result. */
@@ -110,24 +111,82 @@ async function authorizeRequest(
   if (routeAccess.shape === 'public') return { ...none, access: ANONYMOUS };
   const principal = principalFromEvent(event);
   const path = event.pathParameters ?? {};
-  // A cluster route's cluster is read in the same round trip as the grants.
   const clusterId =
     routeAccess.shape === 'cluster'
       ? path[ACCESS_PATH_PARAMS.cluster]
       : undefined;
-  let grants: Grant[];
-  let cluster: ClusterRecord | undefined;
-  if (isUuid(clusterId)) {
-    const found = await findClusterWithGrants(db, clusterId, principal.email);
-    grants = found.grants;
-    cluster = found.cluster ?? undefined;
-  } else {
-    grants = await listGrants(db, principal.email);
+  const { rateLimit: family } = route as RouteDefinition;
+  const charge =
+    family === undefined
+      ? undefined
+      : new RateLimitCharge(principal.sub, family);
+  const read = await readCallerOnce(db, principal.email, {
+    clusterId: isUuid(clusterId) ? clusterId : undefined,
+    charge,
+  });
+  const access = new AccessContext(principal, read.grants);
+  const authorized = checkAccess(route, access, path, read.cluster);
+  // Counted with the read, answered only now: a caller who may not see the
+  // cluster learns nothing from a 429 either.
+  if (charge && read.counted) charge.settle(read.counted);
+  else await charge?.take(db);
+  return { ...none, ...authorized };
+}
+
+/**
+ * The caller's grants, a cluster route's cluster and a rate-limited
+ * route's count, in one round trip. Should the statement fail with a count
+ * in it, the read runs alone: the count is then taken apart, so a limiter
+ * failure fails open as on its own.
+ */
+async function readCallerOnce(
+  db: Db,
+  email: string | undefined,
+  options: {
+    clusterId: string | undefined;
+    charge: RateLimitCharge | undefined;
+  },
+): Promise<CallerRead> {
+  const { clusterId, charge } = options;
+  if (clusterId === undefined && charge === undefined) {
+    return {
+      grants: await listGrants(db, email),
+      cluster: undefined,
+      counted: undefined,
+    };
   }
-  const access = new AccessContext(principal, grants);
+  if (charge !== undefined) {
+    try {
+      return await readCaller(db, email, {
+        clusterId,
+        countCall: (params) => charge.foldInto(params),
+      });
+    } catch {
+      // Tried again below without the count; a database that is down fails
+      // there too, as any read would.
+    }
+  }
+  return readCaller(db, email, { clusterId });
+}
+
+/** The route gate, then the checks of the entry's access shape. */
+function checkAccess(
+  route: RouteDefinition,
+  access: AccessContext,
+  path: Record<string, string | undefined>,
+  cluster: ClusterRecord | undefined,
+): Omit<Authorized, 'db'> {
+  const { access: routeAccess } = route;
   access.requireAnyPermissionInAnyScope(permissionsOf(routeAccess));
-  const authorized = { ...none, access };
+  const authorized = {
+    access,
+    cluster: undefined,
+    scope: EMPTY_SCOPE,
+    sources: [],
+  };
   switch (routeAccess.shape) {
+    case 'public':
+      return authorized;
     case 'cluster':
       return {
         ...authorized,
@@ -164,20 +223,10 @@ function authorize(
   };
 }
 
-export interface ApiHandlerOptions {
-  /**
-   * The handler takes the route's rate-limit count with its first write
-   * (`request.rateLimit`, see RateLimitCharge) instead of apiHandler
-   * taking it, in a round trip of its own, before the query is read.
-   */
-  foldsRateLimit?: boolean;
-}
-
 /** The Lambda handler of the route table entry `routeName`. */
 export function apiHandler<N extends RouteName>(
   routeName: N,
   fn: ApiFunction<RouteNamed<N>>,
-  options: ApiHandlerOptions = {},
 ) {
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   const route = routeNamed(routeName);
@@ -187,32 +236,13 @@ export function apiHandler<N extends RouteName>(
     .handler(async (event, context) => {
       const { authorized } = context;
       if (!authorized) throw new Error('authorize did not run');
-      // The entry's per-user budget, after the access checks and before
-      // anything else: counted here, or by the handler's first write.
-      const { rateLimit: family } = route as RouteDefinition;
-      const { db, access } = authorized;
-      const rateLimit =
-        family === undefined
-          ? undefined
-          : new RateLimitCharge(access.principal.sub, family);
-      if (!options.foldsRateLimit) await rateLimit?.take(db);
-      try {
-        const query = readRouteQuery(event.rawQueryString, route.query);
-        const reply = await fn({
-          ...authorized,
-          event,
-          route,
-          query,
-          rateLimit,
-        } as ApiRequest<RouteNamed<N>>);
-        await rateLimit?.take(db);
-        return isResult(reply) ? reply : ok(reply.data, reply.meta);
-      } catch (error) {
-        // A call that ended before its count was taken (a 400, say) is
-        // counted now; a spent budget answers 429 instead, as it would
-        // have had the count come first.
-        await rateLimit?.take(db);
-        throw error;
-      }
+      const query = readRouteQuery(event.rawQueryString, route.query);
+      const reply = await fn({
+        ...authorized,
+        event,
+        route,
+        query,
+      } as ApiRequest<RouteNamed<N>>);
+      return isResult(reply) ? reply : ok(reply.data, reply.meta);
     });
 }

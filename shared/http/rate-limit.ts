@@ -8,10 +8,9 @@
  * middleware stack applies it after the route gate. Routes of one family
  * share one budget (manifest and revisions do).
  *
- * Each check is one statement (one round trip): it counts the call and
- * answers with the count in the caller's current window; a route whose
- * first write can carry the count folds it into that write instead
- * ({@link RateLimitCharge}). A window is fixed:
+ * Each check is one statement: it counts the call and answers with the
+ * count in the caller's current window, and rides with the request's read
+ * of the caller's grants ({@link RateLimitCharge}). A window is fixed:
  * it starts with the first call after the previous one ended, and a call
  * past the limit is refused with `429 rate_limited` and a `Retry-After` of
  * the seconds left in the window. Refused calls are counted too, so a
@@ -21,7 +20,7 @@
  * succeed: the call goes through (fail open), and the failure is logged and
  * counted (`proxima_k8s_rate_limiter_failures_total`).
  */
-import { column, SqlParams } from '../db/params.ts';
+import { SqlParams } from '../db/params.ts';
 import type { Queryable } from '../db/pool.ts';
 import { queryOne } from '../db/pool.ts';
 import { RateLimitedError } from '../errors.ts';
@@ -157,69 +156,39 @@ function refuseSpent(rule: RateLimitRule, decision: RateLimitDecision): void {
 }
 
 /**
- * One call's count, not yet taken. apiHandler takes it before the handler
- * runs, unless the handler folds it into its first write (the live reads:
- * into the audit row's insert, one round trip instead of two). Such a
- * handler must do nothing anyone could see before that write, so the
- * outcome is the one counting first gives: a spent budget answers 429
- * whatever else the call would have answered, and a refused call writes
- * nothing. Whatever the handler did not take, apiHandler takes when it
- * ends, so every call is counted once.
+ * One call's count, taken with the request's first statement: the read of
+ * the caller's grants (and cluster) counts the call too (`foldInto`), so a
+ * rate-limited route costs no round trip of its own. The answer is read
+ * only once the access checks passed (`settle`): a caller who may not see
+ * the cluster gets its 404 or 403, counted; any other call past the budget
+ * gets 429 before anything else (a 400, an agent check). Should the
+ * folding statement fail, the read runs alone and the count is taken apart
+ * (`take`), failing open as every limiter failure does.
  */
 export class RateLimitCharge {
   readonly subject: string;
   readonly family: RateLimitFamily;
-  #pending = true;
 
   constructor(subject: string, family: RateLimitFamily) {
     this.subject = subject;
     this.family = family;
   }
 
-  /** Not counted yet. */
-  get pending(): boolean {
-    return this.#pending;
+  /** The counting statement, for a `with` query (returns hits, retry_after). */
+  foldInto(params: SqlParams): string {
+    const rule = RATE_LIMIT_FAMILIES[this.family];
+    return countCallSql(params, this.subject, this.family, rule.windowSeconds);
+  }
+
+  /** The folded count's answer: 429 when the budget was spent. */
+  settle(row: CountedRow): void {
+    const rule = RATE_LIMIT_FAMILIES[this.family];
+    refuseSpent(rule, decisionOf(row, rule.limit));
   }
 
   /** Counts on its own (enforceRateLimit: fail open); 429 when spent. */
-  async take(db: Queryable): Promise<void> {
-    if (!this.#pending) return;
-    this.#pending = false;
-    await enforceRateLimit(db, this.subject, this.family);
-  }
-
-  /**
-   * For a statement that counts the call and writes only when it is
-   * allowed: the counting statement (a `with` query returning `hits` and
-   * `retry_after`), and the condition that the query named `counted`
-   * allows the call.
-   */
-  foldInto(
-    params: SqlParams,
-    counted: string,
-  ): { countSql: string; allowedSql: string } {
-    const rule = RATE_LIMIT_FAMILIES[this.family];
-    const countSql = countCallSql(
-      params,
-      this.subject,
-      this.family,
-      rule.windowSeconds,
-    );
-    return {
-      countSql,
-      allowedSql: `(select hits from ${column(counted)}) <= ${params.add(rule.limit)}`,
-    };
-  }
-
-  /**
-   * The folding statement ran: the call is counted. Throws
-   * RateLimitedError when its budget was spent (the statement then wrote
-   * nothing else).
-   */
-  settle(row: CountedRow): void {
-    this.#pending = false;
-    const rule = RATE_LIMIT_FAMILIES[this.family];
-    refuseSpent(rule, decisionOf(row, rule.limit));
+  take(db: Queryable): Promise<void> {
+    return enforceRateLimit(db, this.subject, this.family);
   }
 }
 

@@ -26,7 +26,6 @@ import {
   pagingFields,
 } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
-import type { CountedRow, RateLimitCharge } from '../http/rate-limit.ts';
 import { JsonText } from '../http/response.ts';
 import { logger } from '../observability/logger.ts';
 import type { LiveRoute } from './gates.ts';
@@ -66,9 +65,8 @@ const AUDIT_COLUMNS = `client_id, environment_id, cluster_id, cluster_name,
      container, previous, since_time, outcome, status, duration_ms, bytes,
      request_id`;
 
-// The values are selected rather than listed, so the insert can carry a
-// condition; each is cast to its column's type, which a select list does
-// not infer.
+// The values are selected rather than listed, each cast to its column's
+// type, which a select list does not infer.
 const AUDIT_TYPES = [
   'uuid',
   'uuid',
@@ -166,44 +164,12 @@ function auditUnavailable(
 /**
  * Writes the entry's row, `pending` when no outcome is given yet; returns
  * its id. Throws 503 audit_unavailable when it cannot.
- *
- * With the call's rate-limit count still owed, the same statement counts it
- * and writes the row only when the budget allows (429 otherwise, nothing
- * written). Should that statement fail, the count and the row are tried
- * apart, so a limiter failure still lets the read through (fail open) and
- * an audit failure still refuses it, as when they ran one after the other.
  */
 export async function insertAudit(
   db: Queryable,
   entry: AuditEntry,
   outcome?: AuditOutcome,
-  charge?: RateLimitCharge,
 ): Promise<string> {
-  if (charge?.pending) {
-    const params = new SqlParams();
-    const { countSql, allowedSql } = charge.foldInto(params, 'counted');
-    const insertSql = insertRowSql(params, entry, outcome);
-    let row: CountedRow & { id: string | null };
-    try {
-      row = await queryOne(
-        db,
-        `with counted as (${countSql}),
-           audited as (${insertSql} where ${allowedSql} returning id)
-         select counted.hits, counted.retry_after,
-                (select id::text from audited) as id
-           from counted`,
-        params.values,
-      );
-    } catch {
-      await charge.take(db);
-      return insertAudit(db, entry, outcome);
-    }
-    charge.settle(row);
-    if (row.id === null) {
-      throw auditUnavailable(new Error('allowed, and no row written'), entry);
-    }
-    return row.id;
-  }
   try {
     const params = new SqlParams();
     const row = await queryOne<{ id: string }>(

@@ -1,14 +1,12 @@
 /**
  * What the live routes' entry files call, once the route table's access
  * checks passed and the query was read: one live read with the process's
- * NATS connection (its rate-limit count folded into the audit row's insert:
- * the entry files say `foldsRateLimit`), or a page of the audit trail.
+ * NATS connection, or a page of the audit trail.
  */
 import type { AccessContext, Scope } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { pagingOf } from '../http/paging.ts';
-import type { RateLimitCharge } from '../http/rate-limit.ts';
 import type { JsonText } from '../http/response.ts';
 import {
   AUDIT_DEFAULT_PER_PAGE,
@@ -24,14 +22,12 @@ export async function serveLiveRead(
     db: Db;
     access: AccessContext;
     cluster: ClusterRecord;
-    rateLimit: RateLimitCharge | undefined;
   },
   read: LiveReadQuery,
 ): Promise<{ data: JsonText }> {
   const data = await readLive(request.access.principal, request.cluster, read, {
     db: request.db,
     nats: getLiveNats,
-    rateLimit: request.rateLimit,
   });
   return { data };
 }

@@ -1,20 +1,19 @@
 /**
  * One live read (spec "Live Reads"), after the route's access checks (404,
- * then 403) and parameter validation (400) have passed, with its per-user
- * rate limit (429, the route table entry's `rateLimit`; not audited) still
- * to count, as if counted first:
+ * then 403), its per-user rate limit (429, the route table entry's
+ * `rateLimit`; not audited) and parameter validation (400) have passed:
  *
  * 1. the agent checks (409 no_agent, agent_offline, agent_too_old), so an
  *    agent that cannot serve the read is never asked;
- * 2. the audit row, written before the agent is asked (503
- *    audit_unavailable when it cannot be), in the statement that counts the
- *    call (429 when the budget is spent: no row then);
- * 3. the kube_query request on `proxima.system.commands.{agent_id}`, 15 s,
- *    with the caller's email (or `proxima-console:<subject type>:<id>`) as
- *    the actor; its reply or failure mapped to the spec's response (502
+ * 2. the audit row, `pending`, and at the same time the kube_query request
+ *    on `proxima.system.commands.{agent_id}`, 15 s, with the caller's email
+ *    (or `proxima-console:<subject type>:<id>`) as the actor. Nothing the
+ *    agent answers is used before the row is stored: a row that cannot be
+ *    written refuses the read (503 audit_unavailable) whatever the agent
+ *    said. The reply or failure is mapped to the spec's response (502
  *    agent_error with the agent's message sanitized, 502 agent_unreachable,
  *    503 live_unavailable, 504 agent_timeout);
- * 4. the audit row completed with the outcome, duration and bytes.
+ * 3. the audit row completed with the outcome, duration and bytes.
  *
  * A failed agent check is audited too, by one row with its outcome.
  * Nothing read is stored.
@@ -25,7 +24,6 @@ import type { Principal } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Queryable } from '../db/pool.ts';
 import { DomainError, LiveReadError } from '../errors.ts';
-import type { RateLimitCharge } from '../http/rate-limit.ts';
 import { JsonText } from '../http/response.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import {
@@ -59,11 +57,6 @@ export type LiveReadQuery =
 
 export interface LiveReadDeps {
   db: Queryable;
-  /**
-   * The call's rate-limit count when it is still owed: taken with the
-   * audit row's insert, the read's first write.
-   */
-  rateLimit?: RateLimitCharge | undefined;
   nats: () => Promise<LiveNats | undefined>;
   /** The request's bound; the spec's 15 s unless a test says otherwise. */
   timeoutMs?: number;
@@ -98,21 +91,26 @@ export async function readLive(
       sinceTime: read.route === 'logs' && read.query.since_time !== undefined,
     }));
   } catch (error) {
-    await insertAudit(deps.db, entry, outcomeOf(error), deps.rateLimit);
+    await insertAudit(deps.db, entry, outcomeOf(error));
     throw error;
   }
 
-  const auditId = await insertAudit(deps.db, entry, undefined, deps.rateLimit);
-  let data: JsonText;
-  try {
-    const request = requestOf(read, actor, requestId, timestamps);
-    const bytes = await kubeQuery(
+  // The row and the request travel together: the agent's answer waits for
+  // the row (the database's round trip is shorter than the agent's).
+  const pending = insertAudit(deps.db, entry);
+  const asked = (async () =>
+    kubeQuery(
       await deps.nats(),
       cluster.agent_id,
-      request,
+      requestOf(read, actor, requestId, timestamps),
       deps.timeoutMs ?? KUBE_QUERY_TIMEOUT_MS,
-    );
-    const reply = parseReply(read.route, bytes);
+    ))();
+  // Read below once the row is stored; until then its failure is no one's.
+  asked.catch(() => undefined);
+  const auditId = await pending;
+  let data: JsonText;
+  try {
+    const reply = parseReply(read.route, await asked);
     data = new JsonText(JSON.stringify(dataOf(read, reply, timestamps)));
   } catch (error) {
     await finishAudit(deps.db, auditId, outcomeOf(error));

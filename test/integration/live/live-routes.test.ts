@@ -20,7 +20,7 @@ import {
   vi,
 } from 'vitest';
 import { startKubeQueryResponder } from '../../../shared/agent/responder.ts';
-import { findClusterWithGrants } from '../../../shared/clusters/repo.ts';
+import { readCaller } from '../../../shared/clusters/repo.ts';
 import type { K8sObject } from '../../../shared/collector/k8s.ts';
 import { redactObject } from '../../../shared/collector/redact.ts';
 import { query } from '../../../shared/db/pool.ts';
@@ -683,11 +683,9 @@ describe('live routes', () => {
       const agentId = randomUUID();
       const mute = await startResponder(nats.url, agentId, () => undefined);
       responders.push(mute);
-      const { cluster } = await findClusterWithGrants(
-        database.db,
-        clusters.current?.id ?? '',
-        OPERATOR,
-      );
+      const { cluster } = await readCaller(database.db, OPERATOR, {
+        clusterId: clusters.current?.id,
+      });
       if (!cluster) throw new Error('fixture cluster missing');
 
       // Act
@@ -751,7 +749,7 @@ describe('live routes', () => {
         query(database.db, 'drop trigger refuse_audit on live_read_audit');
     }
 
-    it('refuses a read whose audit row cannot be written, before the agent is asked', async () => {
+    it('refuses a read whose audit row cannot be written, whatever the agent answers', async () => {
       // Prepare
       const restore = await failAuditOn('insert');
       const errors = vi.spyOn(logger, 'error');
@@ -767,7 +765,10 @@ describe('live routes', () => {
         // Assess
         expect(response.status).toBe(503);
         expect(response.body.error.code).toBe('audit_unavailable');
-        expect(asked('current')).toHaveLength(0);
+        // The agent may have been asked alongside the row's insert: nothing
+        // it answered reaches the caller.
+        expect(JSON.stringify(response.body)).not.toContain('starting server');
+        expect(await auditRows()).toHaveLength(0);
         // Who asked is in the log line, the token's subject beside its email.
         expect(errors).toHaveBeenCalledWith(
           'live read refused: its audit row could not be written',
@@ -1022,7 +1023,7 @@ describe('live routes', () => {
     });
   });
 
-  describe('the budget counted with the audit row', () => {
+  describe('the budget counted with the grants read', () => {
     // Each test spends a budget of its own user's.
     async function user(email: string) {
       await insertGrant(database.db, { email, role: 'operator', clientId });
@@ -1088,6 +1089,42 @@ describe('live routes', () => {
       const rows = await rowsOf(email);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ outcome: 'agent_offline', status: 409 });
+    });
+
+    it('counts calls to a cluster the caller cannot see, still answering them 404', async () => {
+      // Prepare
+      const email = await user('probing-reader@example.com');
+      const probes: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const response = await get(
+          email,
+          foreignClusterId,
+          'logs',
+          'namespace=icx&pod=p',
+        );
+        probes.push(response.status);
+      }
+
+      // Act
+      const hidden = await get(
+        email,
+        foreignClusterId,
+        'logs',
+        'namespace=icx&pod=p',
+      );
+      const visible = await get(
+        email,
+        'current',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+
+      // Assess: the budget is spent, and a 429 still tells nothing of a
+      // cluster the caller cannot see.
+      expect(probes).toEqual(Array(30).fill(404));
+      expect(hidden.status).toBe(404);
+      expect(visible.status).toBe(429);
+      expect(await rowsOf(email)).toHaveLength(0);
     });
 
     it('lets the read through, audited, when the limiter fails', async () => {
