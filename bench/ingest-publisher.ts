@@ -47,6 +47,12 @@ export type PublisherMessage =
       headBytes: number;
       /** A steady-state body as published, base64 (decode calibration). */
       sample: string;
+      /**
+       * The bodies of one more cluster (agentOf(clusters)), base64: its
+       * first sync, then resyncs of the changed variants, stamped a second
+       * apart in the past (one sync worker timed alone).
+       */
+      alone: string[];
     }
   | { type: 'published'; seq: number; at: number }
   | { type: 'first-done' }
@@ -61,6 +67,9 @@ export type PublisherMessage =
       cpuMs: number;
       bodyCpuMs: number;
     };
+
+/** Resyncs of the cluster a sync worker applies alone (see `alone`). */
+const ALONE_RESYNCS = 30;
 
 const send = (message: PublisherMessage) => process.send?.(message);
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
@@ -162,12 +171,21 @@ async function main(config: PublisherConfig) {
   };
 
   const firstBody = body(1 % variants.length, 0, new Date());
+  const aloneFrom = Date.now() - (ALONE_RESYNCS + 2) * 1000;
+  const alone = Array.from({ length: ALONE_RESYNCS + 1 }, (_, i) =>
+    body(
+      i === 0 ? 0 : 1 + ((i - 1) % (variants.length - 1)),
+      config.clusters,
+      new Date(aloneFrom + i * 1000),
+    ).toString('base64'),
+  );
   send({
     type: 'ready',
     jsonBytes: Buffer.byteLength(texts[0] as string),
     wireBytes: firstBody.byteLength,
     headBytes: (variants[0] as Variant).head.length,
     sample: firstBody.toString('base64'),
+    alone,
   });
 
   const firstSyncs = async () => {

@@ -14,8 +14,12 @@
  * Prints resyncs per second, publish-to-commit p50/p99, where each resync's
  * wall time went (bridge, queue wait, decode and parse, validation, the
  * database), the CPU per resync by stage, and the implied fleet size: how
- * many clusters one sync worker (one record at a time) carries on the
- * spec's 5-minute interval, from the mean worker time per resync.
+ * many clusters one sync worker carries on the spec's 5-minute interval. A
+ * sync worker is one Lambda instance, one record at a time: just before the
+ * window, one more cluster's resyncs go through the sync handler one after
+ * the other, nothing else running, and their median wall time sets the
+ * fleet; the window's own figures, at several concurrent batches sharing
+ * two cores with the whole stack, are printed beside it.
  *
  * The CPU by stage: the bridge's and PostgreSQL's are their processes'; the
  * validation is the sync's own measure of that synchronous step; decode and
@@ -33,6 +37,9 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSRecord } from 'aws-lambda';
+import { handler as syncHandler } from '../functions/sync/handler.ts';
+import { lambdaContext } from '../infra/local/lambda-context.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
 import {
   decodeQueuedInventory,
@@ -175,6 +182,85 @@ async function decodeCpuMs(stack: SteadyStack, body: Buffer) {
   };
 }
 
+/**
+ * One sync worker alone, as a Lambda instance runs: one record at a time
+ * through the real sync handler, nothing queued behind it and nothing else
+ * of the stack running. The first body is the cluster's first sync; each
+ * later one a resync of a changed variant. Per resync: the wall time, the
+ * worker's CPU and PostgreSQL's.
+ */
+async function aloneWorker(stack: SteadyStack, bodies: readonly Buffer[]) {
+  const records = bodies.map((body, i): SQSRecord => {
+    const encoded = encodeForQueue({
+      subject: `proxima.bench.production.${agentOf(CLUSTERS)}.kubernetes`,
+      streamSeq: 1 + i,
+      body,
+      contentEncoding: 'gzip',
+      maxBytes: 1024 * 1024,
+      bucket: stack.bucket,
+      scope: 'alone',
+    });
+    if (encoded.kind !== 'inline') {
+      throw new Error('a steady body goes inline; this one did not');
+    }
+    const queued = toQueuedRecord({
+      Body: encoded.message.body,
+      MessageAttributes: encoded.message.attributes,
+    });
+    return {
+      messageId: `alone-${i}`,
+      receiptHandle: `alone-${i}`,
+      body: queued.body,
+      messageAttributes: queued.messageAttributes ?? {},
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'bench',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+        MessageGroupId: `alone-${CLUSTERS}`,
+        MessageDeduplicationId: `alone-${i}`,
+        SequenceNumber: String(1 + i),
+      },
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench',
+      awsRegion: 'us-east-1',
+    };
+  });
+  const run = async (record: SQSRecord) => {
+    const response = await syncHandler(
+      { Records: [record] },
+      lambdaContext('sync'),
+    );
+    if (response.batchItemFailures.length > 0) {
+      throw new Error(`the worker alone failed ${record.messageId}`);
+    }
+  };
+  const [first, ...resyncs] = records;
+  if (first === undefined || resyncs.length === 0) {
+    throw new Error('no bodies for the worker alone');
+  }
+  await run(first);
+  const walls: number[] = [];
+  const cpuFrom = process.cpuUsage();
+  const postgresFrom = await postgresCpuMs(stack.database.db);
+  for (const record of resyncs) {
+    const started = performance.now();
+    await run(record);
+    walls.push(performance.now() - started);
+  }
+  const cpu = process.cpuUsage(cpuFrom);
+  const postgresTo = await postgresCpuMs(stack.database.db);
+  return {
+    walls,
+    workerCpuMs: (cpu.user + cpu.system) / 1000 / resyncs.length,
+    postgresCpuMs:
+      postgresFrom === undefined || postgresTo === undefined
+        ? undefined
+        : (postgresTo - postgresFrom) / resyncs.length,
+  };
+}
+
 async function main() {
   const sentAt = new Map<number, number>();
   const processed: ProcessedRecord[] = [];
@@ -231,6 +317,10 @@ async function main() {
 
   // Before the window, while the queue is empty and nothing else runs here.
   const calibration = await decodeCpuMs(stack, sample);
+  const alone = await aloneWorker(
+    stack,
+    ready.alone.map((b) => Buffer.from(b, 'base64')),
+  );
   console.log(
     `steady state: each cluster every ${INTERVAL_S} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
   );
@@ -357,8 +447,9 @@ async function main() {
       `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker${postgresCpu === undefined ? '; PostgreSQL not read' : ', PostgreSQL'})`,
       `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}`,
       `the sync worker's process: ${ms(workerCpuTotal)} CPU over ${ms(wallMs)} wall, ${((workerCpuTotal / wallMs) * 100).toFixed(0)}% of one core; the agents' process ${ms(done.cpuMs)} over the publish loop (of it making the bodies ${ms(done.bodyCpuMs)})`,
-      `implied fleet: one sync worker at ${ms(worker)} a resync carries ${fleet(worker)} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval (wall time per record at ${CONCURRENCY} concurrent batches on a shared machine: it holds waits for the others)`,
-      `  by CPU alone (the worker's ${ms1(workerCpu)}${postgresCpu === undefined ? ', PostgreSQL not read,' : ` and PostgreSQL's ${ms1(postgresCpu)}`} a resync, one after the other, no waiting): ${fleet(workerCpu + (postgresCpu ?? 0))} clusters`,
+      `implied fleet: one sync worker alone (one record at a time through the sync handler, nothing queued and nothing else of the stack running, ${alone.walls.length} resyncs of one more cluster just before the window) takes p50 ${ms1(median(alone.walls))} (mean ${ms1(mean(alone.walls))}) a resync, so it carries ${fleet(median(alone.walls))} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval`,
+      `  its CPU a resync: the worker's ${ms1(alone.workerCpuMs)}${alone.postgresCpuMs === undefined ? '' : `, PostgreSQL's ${ms1(alone.postgresCpuMs)}`}; by CPU alone (one after the other, no waiting) ${fleet(alone.workerCpuMs + (alone.postgresCpuMs ?? 0))} clusters`,
+      `  in the window, at ${CONCURRENCY} concurrent batches on this shared machine, a record took ${ms(worker)} of wall time (it holds waits for the others: ${fleet(worker)} clusters at that pace), and the worker's ${ms1(workerCpu)}${postgresCpu === undefined ? '' : ` and PostgreSQL's ${ms1(postgresCpu)}`} of CPU (${fleet(workerCpu + (postgresCpu ?? 0))} clusters)`,
     ].join('\n'),
   );
 
