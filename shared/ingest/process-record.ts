@@ -187,7 +187,7 @@ async function processMessage(
       validationMs: result.validationMs,
     });
     if (deps.seriesWrites && result.outcome === 'applied') {
-      await deps.seriesWrites.enqueue(result.inventory, result);
+      await deps.seriesWrites.enqueue(result.seriesRows, result);
     }
     return result.outcome;
   } catch (error) {

@@ -19,8 +19,7 @@
  */
 import { logger } from '../observability/logger.ts';
 import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
-import type { Inventory } from '../wire/inventory.ts';
-import { seriesOfSnapshot } from './series.ts';
+import { type SnapshotRows, seriesOfSnapshot } from './series.ts';
 import type { SeriesWriter } from './writer.ts';
 
 /** What the write needs of the sync's result. */
@@ -33,7 +32,7 @@ export interface CommittedSnapshot {
 /** Writes the snapshot's series; resolves whether or not the write worked. */
 export async function writeSnapshotSeries(
   writer: SeriesWriter,
-  inventory: Inventory,
+  inventory: SnapshotRows,
   committed: CommittedSnapshot,
 ): Promise<'written' | 'failed'> {
   const started = performance.now();
@@ -65,7 +64,7 @@ export interface SeriesWrites {
    * Queues the write of `committed`'s series and resolves at once, or once
    * a slot is free when `maxPending` writes are already busy.
    */
-  enqueue(inventory: Inventory, committed: CommittedSnapshot): Promise<void>;
+  enqueue(inventory: SnapshotRows, committed: CommittedSnapshot): Promise<void>;
   /** Resolves when every write queued so far has ended, well or not. */
   settled(): Promise<void>;
 }

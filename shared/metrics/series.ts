@@ -19,7 +19,53 @@
  * pod with no known controller. The resolution is the sync interval; finer
  * series with the same names and labels serve the same queries.
  */
-import type { Inventory } from '../wire/inventory.ts';
+
+type Maybe<T> = T | null | undefined;
+interface Amounts {
+  cpu_millicores?: Maybe<number>;
+  memory_bytes?: Maybe<number>;
+}
+
+/**
+ * What the series read of a snapshot's rows: each row either as the wire
+ * schema outputs it or as sent, when the schema accepted those very bytes
+ * before (an unchanged row: not validated again, and not normalized). A
+ * field the schema defaults may then be absent or null as well as its
+ * default (`[]`, null), and every figure read here treats the three alike.
+ */
+export interface SnapshotRows {
+  workloads?: Maybe<
+    readonly {
+      namespace: string;
+      name: string;
+      kind: string;
+      replicas_desired?: Maybe<number>;
+      replicas_ready?: Maybe<number>;
+    }[]
+  >;
+  nodes?: Maybe<
+    readonly {
+      name: string;
+      usage?: Maybe<Amounts>;
+      capacity?: Maybe<Amounts>;
+      allocatable?: Maybe<Amounts>;
+    }[]
+  >;
+  pods?: Maybe<
+    readonly {
+      namespace: string;
+      name: string;
+      workload_name?: Maybe<string>;
+      workload_kind?: Maybe<string>;
+      usage?: Maybe<Amounts>;
+      containers?: Maybe<
+        readonly { name: string; restart_count?: Maybe<number> }[]
+      >;
+      node_name?: Maybe<string>;
+      phase?: Maybe<string>;
+    }[]
+  >;
+}
 
 export interface SeriesSample {
   name: string;
@@ -62,7 +108,7 @@ const PHASE_LABELS = ['node', 'phase'];
 
 /** Every series sample of `inventory` (kinds not collected add none). */
 export function seriesOfSnapshot(
-  inventory: Inventory,
+  inventory: SnapshotRows,
   stamp: SeriesStamp,
 ): SeriesSample[] {
   const samples: SeriesSample[] = [];
@@ -97,7 +143,7 @@ export function seriesOfSnapshot(
   for (const node of inventory.nodes ?? []) {
     const used = node.usage?.cpu_millicores;
     const total =
-      node.capacity.cpu_millicores ?? node.allocatable.cpu_millicores;
+      node.capacity?.cpu_millicores ?? node.allocatable?.cpu_millicores;
     if (used !== null && used !== undefined && total) {
       push('node_cpu_usage_ratio', NODE_LABELS, [node.name], used / total);
     }
@@ -128,7 +174,7 @@ export function seriesOfSnapshot(
       owner,
       usage?.memory_bytes,
     );
-    for (const container of pod.containers) {
+    for (const container of pod.containers ?? []) {
       push(
         'container_restarts_total',
         CONTAINER_LABELS,

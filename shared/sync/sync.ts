@@ -31,10 +31,10 @@ import {
   insertEventHistory,
 } from '../events/history.ts';
 import { faultPoint } from '../faults.ts';
+import type { SnapshotRows } from '../metrics/series.ts';
 import {
   type Inventory,
   KIND_KEYS,
-  normalizedInventory,
   toWireInventory,
   validateRows,
   WIRE_RULES_VERSION,
@@ -119,11 +119,12 @@ export interface SyncResult {
    */
   validationMs: number;
   /**
-   * The snapshot as the whole wire schema normalizes it. Its rows the sync
-   * found unchanged were not validated again: they are normalized when a
-   * kind's array is first read (the series write, after the commit).
+   * The rows the series write reads after the commit (SnapshotRows): a new
+   * or changed row as the schema validated it, an unchanged one as sent
+   * (accepted before, not validated or normalized again), each kind's rows
+   * read only when first asked for.
    */
-  inventory: Inventory;
+  seriesRows: SnapshotRows;
 }
 
 /** Runs a named step (a tracing span in AWS). */
@@ -349,7 +350,6 @@ function checkRows(
   stored: ReadonlyMap<KindKey, ReadonlyMap<string, StoredRow>>,
 ): {
   rows: Partial<Record<KindKey, IncomingRow[]>>;
-  validated: Partial<Record<KindKey, Map<number, unknown>>>;
   deferred: DeferredValidation;
 } {
   const sent = new Map<KindKey, SentDigest[]>();
@@ -409,7 +409,7 @@ function checkRows(
       };
     });
   }
-  return { rows, validated, deferred };
+  return { rows, deferred };
 }
 
 /**
@@ -464,6 +464,32 @@ function validateAll(inventory: WireInventory): void {
     }
   }
   validateRows(inventory, all);
+}
+
+/** The series write's rows (SyncResult.seriesRows), each kind read once. */
+function seriesRowsOf(
+  rows: Partial<Record<KindKey, IncomingRow[]>>,
+): SnapshotRows {
+  const read = new Map<KindKey, unknown[] | undefined>();
+  const kind = (key: 'workloads' | 'nodes' | 'pods') => {
+    if (!read.has(key))
+      read.set(
+        key,
+        rows[key]?.map((r) => r.row),
+      );
+    return read.get(key) as never;
+  };
+  return {
+    get workloads() {
+      return kind('workloads');
+    },
+    get nodes() {
+      return kind('nodes');
+    },
+    get pods() {
+      return kind('pods');
+    },
+  };
 }
 
 /** A kind's rows by key: the last row of a key wins. */
@@ -655,12 +681,8 @@ export async function syncInventory(
         byKey.set(row.key, row);
       }
       const checking = performance.now();
-      const { rows, validated, deferred } = checkRows(
-        inventory,
-        present,
-        storedByKind,
-      );
-      const normalized = normalizedInventory(inventory, validated);
+      const { rows, deferred } = checkRows(inventory, present, storedByKind);
+      const seriesRows = seriesRowsOf(rows);
       const checkingMs = performance.now() - checking;
 
       const applied = {
@@ -684,7 +706,7 @@ export async function syncInventory(
           },
           durationMs: performance.now() - started,
           validationMs: checkingMs + deferred.ms,
-          inventory: normalized,
+          seriesRows,
         };
       }
       const { kinds, linkage, facts } = await applyKinds(
@@ -736,7 +758,7 @@ export async function syncInventory(
         facts,
         durationMs: performance.now() - started,
         validationMs: checkingMs + deferred.ms,
-        inventory: normalized,
+        seriesRows,
       };
     },
     {

@@ -1134,37 +1134,3 @@ function decodeJson(body: Buffer | Uint8Array | string): {
   }
   return { value, json };
 }
-
-/**
- * The normalized message, from a decoded one and the rows `validateRows`
- * returned. A row not among them was accepted before, byte for byte, under
- * these rules (the sync's digests tell): it is normalized when its kind's
- * array is first read, so a reader that needs none pays nothing.
- */
-export function normalizedInventory(
-  inventory: WireInventory,
-  validated: Partial<Record<KindKey, ReadonlyMap<number, unknown>>>,
-): Inventory {
-  const out = { ...inventory } as Record<string, unknown>;
-  for (const kind of KIND_KEYS) {
-    const rows = inventory[kind];
-    if (rows === undefined) continue;
-    const valid = validated[kind];
-    const rowAt = (i: number) =>
-      valid?.get(i) ?? ROW_SCHEMAS[kind].parse(rows.value(i));
-    if (valid !== undefined && valid.size === rows.length) {
-      out[kind] = Array.from({ length: rows.length }, (_, i) => rowAt(i));
-      continue;
-    }
-    let normalized: unknown[] | undefined;
-    Object.defineProperty(out, kind, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        normalized ??= Array.from({ length: rows.length }, (_, i) => rowAt(i));
-        return normalized;
-      },
-    });
-  }
-  return out as Inventory;
-}

@@ -16,6 +16,7 @@ import {
 import { query } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
+import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import {
   decodeInventoryJson,
@@ -210,7 +211,7 @@ describe('validating only what changed', () => {
     expect(counts.workloads).toBe(1);
   });
 
-  it('hands later steps the snapshot as the whole schema normalizes it, unchanged rows too', async () => {
+  it('hands the series write its rows, changed ones validated and unchanged ones as sent, with the series of the whole schema output', async () => {
     // Prepare
     const { first, later } = messages(46);
     await sync(JSON.stringify(first));
@@ -225,8 +226,16 @@ describe('validating only what changed', () => {
     const result = await sync(json);
 
     // Assess
-    expect(JSON.parse(JSON.stringify(result.inventory))).toEqual(
-      JSON.parse(JSON.stringify(parseInventoryJson(json))),
+    const whole = parseInventoryJson(json);
+    const stamp = { clusterId: 'c', environmentId: 'e' };
+    expect(seriesOfSnapshot(result.seriesRows, stamp)).toEqual(
+      seriesOfSnapshot(whole, stamp),
+    );
+    // The changed pod as the schema outputs it, an unchanged one as sent.
+    const sentPods = later.pods ?? [];
+    expect(result.seriesRows.pods?.[0]).toEqual(whole.pods?.[0]);
+    expect(result.seriesRows.pods?.[1]).toEqual(
+      JSON.parse(JSON.stringify(sentPods[1])),
     );
   });
 

@@ -115,6 +115,85 @@ describe('seriesOfSnapshot', () => {
       { name: 'kubelet_pods', labels: { ...ids, phase: 'Pending' }, value: 1 },
     ]);
   });
+
+  it('derives the same series from rows as sent as from the rows the schema outputs', () => {
+    // A resync's unchanged rows reach the series as sent: a defaulted field
+    // absent, null or set must give what the schema's output gives.
+    const maybe = <T>(value: fc.Arbitrary<T>) =>
+      fc.option(fc.option(value, { nil: null }), { nil: undefined });
+    const figure = maybe(fc.integer({ min: 0, max: 5000 }));
+    const amounts = maybe(
+      fc.record(
+        { cpu_millicores: figure, memory_bytes: figure },
+        { requiredKeys: [] },
+      ),
+    );
+    const name = fc.constantFrom('a', 'b', 'web', 'db-1');
+    const drop = <T extends object>(row: T) =>
+      Object.fromEntries(
+        Object.entries(row).filter(([, v]) => v !== undefined),
+      ) as T;
+    const rows = fc.record({
+      workloads: fc.array(
+        fc
+          .record({
+            namespace: name,
+            name,
+            kind: fc.constantFrom('Deployment', 'StatefulSet'),
+            replicas_desired: figure,
+            replicas_ready: figure,
+          })
+          .map(drop),
+        { maxLength: 4 },
+      ),
+      nodes: fc.array(
+        fc
+          .record({
+            name,
+            usage: amounts,
+            capacity: amounts,
+            allocatable: amounts,
+          })
+          .map(drop),
+        { maxLength: 4 },
+      ),
+      pods: fc.array(
+        fc
+          .record({
+            namespace: name,
+            name,
+            workload_name: maybe(name),
+            workload_kind: maybe(fc.constantFrom('Deployment', '')),
+            usage: amounts,
+            containers: maybe(
+              fc.array(fc.record({ name, restart_count: figure }).map(drop), {
+                maxLength: 3,
+              }),
+            ),
+            node_name: maybe(name),
+            phase: maybe(fc.constantFrom('Running', 'Pending', '')),
+          })
+          .map(drop),
+        { maxLength: 6 },
+      ),
+    });
+    fc.assert(
+      fc.property(rows, (sent) => {
+        const normalized = parseInventory({
+          type: 'kubernetes',
+          schema_version: 1,
+          agent_id: '6d2f4c1e-8a3b-4d5e-9f60-7a8b9c0d1e2f',
+          timestamp: '2026-05-01T10:00:00Z',
+          cluster: { name: 'c' },
+          ...sent,
+        });
+        expect(seriesOfSnapshot(sent, STAMP)).toEqual(
+          seriesOfSnapshot(normalized, STAMP),
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('series encodings', () => {
