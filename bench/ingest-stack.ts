@@ -15,11 +15,17 @@ import { handler as syncHandler } from '../functions/sync/handler.ts';
 import { startQueueServices } from '../infra/local/aws.ts';
 import { type Ingest, startIngest } from '../infra/local/ingest.ts';
 import { startPoller } from '../infra/local/poller.ts';
+import { getConfig } from '../shared/config.ts';
 import { armFault } from '../shared/faults.ts';
 import { spawnNatsServer } from '../shared/ingest/nats-server.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
 import { setSyncDeps } from '../shared/ingest/sync-deps.ts';
 import { seriesWrites } from '../shared/metrics/after-sync.ts';
+import { seriesWriterFromConfig } from '../shared/metrics/from-config.ts';
+import {
+  type SpawnedVictoriaMetrics,
+  spawnVictoriaMetrics,
+} from '../shared/metrics/victoria-metrics.ts';
 import { traceSpan } from '../shared/observability/tracer.ts';
 import { ensureTenant } from '../shared/tenancy/tenants.ts';
 import { type BenchDatabase, benchDatabase } from './common.ts';
@@ -136,6 +142,8 @@ export interface StackPids {
   bridge: number;
   nats: number;
   emulator: number;
+  /** VictoriaMetrics, the series store; -1 when not on this machine. */
+  metrics: number;
 }
 
 export interface SteadyStack {
@@ -158,6 +166,8 @@ export interface SteadyStack {
  */
 export async function startSteadyStack(options: {
   concurrency: number;
+  /** Also write each sync's series to a VictoriaMetrics of its own. */
+  series: boolean;
   onProcessed: (info: ProcessedRecord) => void;
   afterSend: (streamSeqs: number[], at: number) => void;
 }): Promise<SteadyStack> {
@@ -171,6 +181,7 @@ export async function startSteadyStack(options: {
     await rm(workDir, { recursive: true, force: true });
   };
   const database = await benchDatabase('bench_ingest');
+  let stopMetrics = async () => {};
   const nats = await spawnNatsServer({
     dataDir: join(workDir, 'nats'),
     port: 0,
@@ -217,13 +228,29 @@ export async function startSteadyStack(options: {
     });
     await nextMessage<ChildMessage>(bridge, (m) => m.type === 'ready');
 
+    // With `series`, as the local stack does with VictoriaMetrics
+    // installed: each sync's series written after its commit (the store's
+    // CPU is not the backend's; the worker's deriving and sending is).
+    let victoria: SpawnedVictoriaMetrics | undefined;
+    if (options.series) {
+      victoria = await spawnVictoriaMetrics({
+        dataDir: join(workDir, 'victoria-metrics'),
+        port: 0,
+        retentionPeriod: '31d',
+      });
+    }
+    if (victoria)
+      stopMetrics = () => (victoria as SpawnedVictoriaMetrics).stop();
     setSyncDeps({
       db: database.db,
       s3: queues.s3,
       timeoutMs: 60_000,
       eventRetentionHours: 24,
       span: traceSpan,
-      seriesWrites: seriesWrites(undefined),
+      seriesWrites: seriesWrites(
+        victoria &&
+          seriesWriterFromConfig({ ...getConfig(), METRICS_URL: victoria.url }),
+      ),
       onProcessed: options.onProcessed,
     });
     const poller = await startPoller({
@@ -244,6 +271,7 @@ export async function startSteadyStack(options: {
         bridge: bridge.pid ?? -1,
         nats: nats.pid,
         emulator: emulator.pid ?? -1,
+        metrics: victoria?.pid ?? -1,
       },
       async stop() {
         const stopped = nextMessage<ChildMessage>(
@@ -256,6 +284,7 @@ export async function startSteadyStack(options: {
         setSyncDeps(undefined);
         await queues.stop();
         emulator.send({ type: 'stop' });
+        await stopMetrics();
         await nats.stop();
         await database.close();
         await cleanup();
@@ -263,6 +292,7 @@ export async function startSteadyStack(options: {
       },
     };
   } catch (error) {
+    await stopMetrics();
     await nats.stop();
     await database.close();
     await cleanup();

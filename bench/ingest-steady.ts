@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest --steady [--duration=180] [--interval=10]`: the
+ * `npm run bench -- ingest --steady [--duration=180] [--interval=10] [--series]`: the
  * steady state of ingest through the local stack (NATS → bridge → queue →
  * sync). BENCH_CLUSTERS (200) medium clusters are first synced once; then,
  * for --duration seconds, each cluster resyncs every --interval seconds
@@ -8,8 +8,10 @@
  * Each part runs in its own process, so its CPU is read apart (/proc): the
  * agents (bench/ingest-publisher.ts: pre-generated variants, gzip members
  * compressed once, only the re-stamped head per publish), nats-server, the
- * bridge and fauxqs (bench/ingest-child.ts), PostgreSQL, and this process,
- * the sync worker (the poller feeding the real sync handler).
+ * bridge and fauxqs (bench/ingest-child.ts), PostgreSQL, with `--series`
+ * VictoriaMetrics (each sync's series written after its commit, as the
+ * local stack does when it is installed), and this process, the sync
+ * worker (the poller feeding the real sync handler, and its series writes).
  *
  * Prints resyncs per second, publish-to-commit p50/p99, where each resync's
  * wall time went (bridge, queue wait, decode and parse, validation, the
@@ -62,6 +64,7 @@ const { values } = parseArgs({
   args: process.argv.slice(3),
   options: {
     steady: { type: 'boolean', default: false },
+    series: { type: 'boolean', default: false },
     duration: { type: 'string', default: '180' },
     interval: { type: 'string', default: '10' },
   },
@@ -97,6 +100,7 @@ interface CpuSample {
   bridge: number | undefined;
   nats: number | undefined;
   emulator: number | undefined;
+  metrics: number | undefined;
   publisher: number | undefined;
   postgres: number | undefined;
 }
@@ -112,6 +116,7 @@ async function sampleCpu(
     bridge: await processCpuMs(stack.pids.bridge),
     nats: await processCpuMs(stack.pids.nats),
     emulator: await processCpuMs(stack.pids.emulator),
+    metrics: await processCpuMs(stack.pids.metrics),
     publisher: await processCpuMs(publisherPid),
     postgres: await postgresCpuMs(stack.database.db),
   };
@@ -266,6 +271,7 @@ async function main() {
   const processed: ProcessedRecord[] = [];
   const stack = await startSteadyStack({
     concurrency: CONCURRENCY,
+    series: values.series,
     afterSend: (seqs, at) => {
       for (const seq of seqs) sentAt.set(seq, at);
     },
@@ -300,7 +306,7 @@ async function main() {
   const sample = Buffer.from(ready.sample, 'base64');
 
   console.log(
-    `first sync of ${CLUSTERS} ${SIZE} clusters (${(ready.jsonBytes / 1e6).toFixed(1)} MB JSON each, ${(ready.wireBytes / 1e6).toFixed(2)} MB gzip on the wire: a ${ready.headBytes}-byte head compressed per publish, the rest once), ${CONCURRENCY} concurrent handler batches`,
+    `first sync of ${CLUSTERS} ${SIZE} clusters (${(ready.jsonBytes / 1e6).toFixed(1)} MB JSON each, ${(ready.wireBytes / 1e6).toFixed(2)} MB gzip on the wire: a ${ready.headBytes}-byte head compressed per publish, the rest once), ${CONCURRENCY} concurrent handler batches, ${values.series ? "each sync's series written to VictoriaMetrics" : 'no series written (--series writes them)'}`,
   );
   const firstStart = Date.now();
   const firstDone = nextMessage<PublisherMessage>(
@@ -445,7 +451,7 @@ async function main() {
       `  database (PostgreSQL)            ${shown(postgresCpu)}`,
       `  sync worker, the rest            ${ms1(workerRest)} (its client side of the database, the poller, the SQS client${workerRest < 0 ? '; below 0: the decode measured apart is more than the window shows, so take these as noisy' : ''})`,
       `  backend in all                   ${ms1(backendCpu)} (bridge, sync worker${postgresCpu === undefined ? '; PostgreSQL not read' : ', PostgreSQL'})`,
-      `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}`,
+      `  not the backend's, per message published: agents ${shown(cpuOf('publisher', sent))}, nats-server ${shown(cpuOf('nats', sent))}, queue emulator ${shown(cpuOf('emulator', sent))}${values.series ? `, VictoriaMetrics ${shown(cpuOf('metrics', settled.length))} (per record settled: its series)` : ''}`,
       `the sync worker's process: ${ms(workerCpuTotal)} CPU over ${ms(wallMs)} wall, ${((workerCpuTotal / wallMs) * 100).toFixed(0)}% of one core; the agents' process ${ms(done.cpuMs)} over the publish loop (of it making the bodies ${ms(done.bodyCpuMs)})`,
       `implied fleet: one sync worker alone (one record at a time through the sync handler, nothing queued and nothing else of the stack running, ${alone.walls.length} resyncs of one more cluster just before the window) takes p50 ${ms1(median(alone.walls))} (mean ${ms1(mean(alone.walls))}) a resync, so it carries ${fleet(median(alone.walls))} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval`,
       `  its CPU a resync: the worker's ${ms1(alone.workerCpuMs)}${alone.postgresCpuMs === undefined ? '' : `, PostgreSQL's ${ms1(alone.postgresCpuMs)}`}; by CPU alone (one after the other, no waiting) ${fleet(alone.workerCpuMs + (alone.postgresCpuMs ?? 0))} clusters`,
