@@ -41,9 +41,21 @@ export class SentRows {
     return new SentRows(bytes, spans);
   }
 
-  /** Row `i`'s bytes as sent. */
+  /**
+   * Row `i`'s bytes as sent: a plain view over them, not a Buffer (a
+   * resync takes one per row, and a Buffer's subarray costs a few times
+   * more to make).
+   */
   bytes(i: number): Uint8Array {
-    return this.#bytes.subarray(this.#spans.starts[i], this.#spans.ends[i]);
+    return this.#view(
+      this.#spans.starts[i] as number,
+      this.#spans.ends[i] as number,
+    );
+  }
+
+  #view(start: number, end: number): Uint8Array {
+    const bytes = this.#bytes;
+    return new Uint8Array(bytes.buffer, bytes.byteOffset + start, end - start);
   }
 
   /** Row `i`'s text as sent. */
@@ -77,13 +89,13 @@ export class SentRows {
   around(i: number, name: string): CutRow | null | undefined {
     const start = this.#spans.starts[i] as number;
     const end = this.#spans.ends[i] as number;
-    const row = this.#bytes.subarray(0, end);
-    const span = memberSpan(row, start, name);
+    // Up to the row's end only: the scan must not read past it.
+    const span = memberSpan(this.#view(0, end), start, name);
     if (span === undefined || span === null) return span;
     return {
-      head: this.#bytes.subarray(start, span.valueStart),
-      value: this.#bytes.subarray(span.valueStart, span.valueEnd),
-      tail: this.#bytes.subarray(span.valueEnd, end),
+      head: this.#view(start, span.valueStart),
+      value: this.#view(span.valueStart, span.valueEnd),
+      tail: this.#view(span.valueEnd, end),
     };
   }
 }

@@ -199,6 +199,91 @@ describe('scanMessage', () => {
     // Assess
     expect(scanned && rowsOf(bytes, scanned)).toEqual({ pods: rows });
   });
+  it('ends a string at a quote after an even run of backslashes, wherever it falls in a word', () => {
+    // The scan reads four bytes at a time: each run and quote is tried at
+    // every offset from the string's start and from the message's end.
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 9 }),
+        fc.integer({ min: 0, max: 9 }),
+        fc.string({ maxLength: 9 }),
+        fc.integer({ min: 0, max: 7 }),
+        (before, slashes, after, padding) => {
+          // Prepare
+          const value = `${before}${'\\'.repeat(slashes)}"${after}`;
+          const rows = [{ a: value, b: '}]' }, value, [value]];
+          const json = `${JSON.stringify({ pods: rows })}${' '.repeat(padding)}`;
+          const bytes = Buffer.from(json);
+
+          // Act
+          const scanned = scanMessage(bytes, ARRAYS);
+
+          // Assess
+          expect(scanned && rowsOf(bytes, scanned)).toEqual({ pods: rows });
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('skips brackets, braces and escaped quotes inside strings, long ones too', () => {
+    // Prepare
+    const long = `${'x'.repeat(41)}\\"]}{[${'y'.repeat(17)}`;
+    const rows = [
+      { a: '[{', b: ['}]', '\\"'] },
+      { [long]: long, c: '"\\\\"' },
+      '\\\\\\"',
+      'é"ü{ 😀 ]',
+    ];
+    const bytes = Buffer.from(JSON.stringify({ pods: rows, nodes: [long] }));
+
+    // Act
+    const scanned = scanMessage(bytes, ARRAYS);
+
+    // Assess
+    expect(scanned && rowsOf(bytes, scanned)).toEqual({
+      pods: rows,
+      nodes: [long],
+    });
+  });
+
+  it('gives up on a string left open, however close to the end it stops', () => {
+    for (const json of [
+      '{"pods":[{"a":"b}]}',
+      '{"pods":[{"a":"b\\"}]}',
+      '{"pods":[{"a":"b\\\\\\"}]}',
+      '{"pods":["abcdefghijklmnop\\',
+      '{"pods":["abcdefghijklmnop\\"',
+      '{"pods":["',
+      '{"pods":["\\',
+      '{"pods":[1]}"',
+      '{"pods":[1],"nodes":"]}',
+    ]) {
+      expect(scanMessage(Buffer.from(json), ARRAYS), json).toBeUndefined();
+    }
+  });
+
+  it('reads the bytes given, not the memory around them', () => {
+    // Prepare: the message sits inside a larger buffer, at an odd offset,
+    // followed by quotes a scan reading past its end would take.
+    const json = '{"pods":[{"a":"x\\"y"},"abcdefgh"]}';
+    const whole = Buffer.from(`"${json}""""""""`);
+    const bytes = new Uint8Array(
+      whole.buffer,
+      whole.byteOffset + 1,
+      json.length,
+    );
+
+    // Act
+    const scanned = scanMessage(bytes, ARRAYS);
+    const cut = scanMessage(bytes.subarray(0, json.length - 6), ARRAYS);
+
+    // Assess
+    expect(scanned && rowsOf(Buffer.from(bytes), scanned)).toEqual({
+      pods: [{ a: 'x"y' }, 'abcdefgh'],
+    });
+    expect(cut).toBeUndefined();
+  });
 });
 
 describe('memberSpan', () => {
@@ -220,12 +305,43 @@ describe('memberSpan', () => {
     );
   });
 
+  it('reads member names as a parser does: escaped, non-ASCII, or a prefix of the name', () => {
+    // Prepare
+    const json =
+      '{"spec_fact":1,"spec_facts2":2,"spéc_facts":3,"spec\\u005ffacts":4,"x":5}';
+    const bytes = Buffer.from(json);
+
+    // Act
+    const span = memberSpan(bytes, 0, 'spec_facts');
+    const accented = memberSpan(bytes, 0, 'spéc_facts');
+    const broken = memberSpan(
+      Buffer.from('{"spec_facts":1,"a\\uZZ":2}'),
+      0,
+      'spec_facts',
+    );
+
+    // Assess
+    expect(span && bytes.toString('utf8', span.valueStart, span.valueEnd)).toBe(
+      '4',
+    );
+    expect(
+      accented &&
+        bytes.toString('utf8', accented.valueStart, accented.valueEnd),
+    ).toBe('3');
+    expect(broken).toBeUndefined();
+  });
+
   it('tells an object without the member from bytes it cannot follow', () => {
     expect(memberSpan(Buffer.from('{"a":1}'), 0, 'spec_facts')).toBeNull();
     expect(
       memberSpan(Buffer.from('{"a":1,\u0001}'), 0, 'spec_facts'),
     ).toBeUndefined();
     expect(memberSpan(Buffer.from('[1]'), 0, 'spec_facts')).toBeUndefined();
+    // A string left open by an escaped quote in the very last bytes.
+    expect(
+      memberSpan(Buffer.from('{"a":"\\"}'), 0, 'spec_facts'),
+    ).toBeUndefined();
+    expect(memberSpan(Buffer.from('{"a":"\\\\"}'), 0, 'a')).toBeTruthy();
   });
 });
 

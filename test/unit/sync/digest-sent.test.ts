@@ -1,0 +1,135 @@
+/**
+ * A resync knows an unchanged row by the digest of its bytes as sent: the
+ * digests are the ones content_hash and spec_facts_wire_hash store (so a
+ * change to how they are taken shows here), and a row matches a stored
+ * one only when its bytes are the ones digested under the same tag.
+ */
+import { hash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ROW_SHAPE_VERSION } from '../../../shared/sync/kinds.ts';
+import type { StoredRow } from '../../../shared/sync/repo.ts';
+import { digestSent, type SentDigest } from '../../../shared/sync/sync.ts';
+import type { KindKey } from '../../../shared/wire/inventory.ts';
+import { WIRE_RULES_VERSION } from '../../../shared/wire/inventory.ts';
+import { SentRows } from '../../../shared/wire/sent-rows.ts';
+
+const TAG = `${ROW_SHAPE_VERSION}.${WIRE_RULES_VERSION}:`;
+const sha256 = (text: string) => hash('sha256', text, 'base64');
+
+/** The rows a first sync of `values` stores, keyed by position. */
+function storedOf(kind: KindKey, values: unknown[]): Map<string, StoredRow> {
+  const digests = digestSent(kind, SentRows.fromValues(values), undefined);
+  return new Map(
+    digests.map((d: SentDigest, i) => [
+      `k${i}`,
+      {
+        kind,
+        id: String(i),
+        key: `k${i}`,
+        content_hash: d.hash,
+        spec_facts_hash: null,
+        spec_facts_at: null,
+        spec_facts_wire_hash: d.factsHash ?? null,
+      },
+    ]),
+  );
+}
+
+describe('digestSent', () => {
+  it('digests a row as its tagged SHA-256, and knows the stored row of the same bytes only', () => {
+    // Prepare
+    const rows = [{ name: 'a' }, { name: 'b', labels: { x: '"]' } }];
+    const stored = storedOf('namespaces', rows);
+
+    // Act
+    const digests = digestSent(
+      'namespaces',
+      SentRows.fromValues([rows[1], { name: 'a', status: 'new' }, rows[0]]),
+      stored,
+    );
+
+    // Assess
+    expect(digests.map((d) => d.hash)).toEqual([
+      TAG + sha256(JSON.stringify(rows[1])),
+      TAG + sha256('{"name":"a","status":"new"}'),
+      TAG + sha256(JSON.stringify(rows[0])),
+    ]);
+    expect(digests.map((d) => d.same?.id)).toEqual(['1', undefined, '0']);
+    expect(digests[0]?.hash).toBe(stored.get('k1')?.content_hash);
+  });
+
+  it('matches nothing a digest taken under another tag names', () => {
+    // Prepare
+    const row = { name: 'a' };
+    const untagged = sha256(JSON.stringify(row));
+    const stored = storedOf('namespaces', [row]);
+    const old = stored.get('k0') as StoredRow;
+    old.content_hash = `3.1:${untagged}`;
+
+    // Act
+    const [digest] = digestSent(
+      'namespaces',
+      SentRows.fromValues([row]),
+      stored,
+    );
+
+    // Assess
+    expect(digest?.same).toBeUndefined();
+    expect(digest?.hash).toBe(TAG + untagged);
+  });
+
+  it('digests a workload without its facts, prefixed by where they were cut, and its facts apart', () => {
+    // Prepare
+    const row = { kind: 'Deployment', name: 'w', spec_facts: { image: 'a' } };
+    const bare = { kind: 'Deployment', name: 'v' };
+    const stored = storedOf('workloads', [row, bare]);
+    const moved = { ...row, spec_facts: { image: 'b' } };
+
+    // Act
+    const digests = digestSent(
+      'workloads',
+      SentRows.fromValues([row, bare, moved, 7]),
+      stored,
+    );
+
+    // Assess
+    const head = '{"kind":"Deployment","name":"w","spec_facts":';
+    expect(digests[0]).toMatchObject({
+      hash: TAG + sha256(`${Buffer.byteLength(head)}:${head}}`),
+      factsHash: TAG + sha256('{"image":"a"}'),
+    });
+    expect(digests[0]?.same?.id).toBe('0');
+    expect(digests[1]).toMatchObject({
+      hash: TAG + sha256(`-:${JSON.stringify(bare)}`),
+      factsHash: TAG + sha256('null'),
+    });
+    expect(digests[1]?.same?.id).toBe('1');
+    // Facts only changed: the row digest is the stored one, yet no match.
+    expect(digests[2]?.hash).toBe(digests[0]?.hash);
+    expect(digests[2]?.factsHash).toBe(TAG + sha256('{"image":"b"}'));
+    expect(digests[2]?.same).toBeUndefined();
+    // No object: matches nothing, to be parsed and refused.
+    expect(digests[3]).toEqual({
+      hash: 'unmatched:',
+      factsHash: undefined,
+      same: undefined,
+    });
+  });
+
+  it('digests a workload larger than the bytes it reuses, then a small one, alike', () => {
+    // Prepare
+    const big = { kind: 'Job', name: 'x'.repeat(100_000), spec_facts: [1] };
+    const small = { kind: 'Job', name: 'y', spec_facts: [2] };
+    const stored = storedOf('workloads', [big, small]);
+
+    // Act
+    const digests = digestSent(
+      'workloads',
+      SentRows.fromValues([small, big]),
+      stored,
+    );
+
+    // Assess
+    expect(digests.map((d) => d.same?.id)).toEqual(['1', '0']);
+  });
+});
