@@ -44,7 +44,7 @@ export interface ClusterHealthCounts {
 /**
  * The capacity block of a clusters row `c`: its keys, in order, and the SQL
  * of each. The node and pod figures are kept on the cluster row by the sync
- * (k8s_refresh_rollups, migrations/0005, as replaced by 0010).
+ * (k8s_refresh_rollups, migrations/0005, kept by difference since 0023).
  */
 const CAPACITY_FIELDS: ReadonlyArray<
   readonly [key: keyof CapacityBlock, sql: string]

@@ -458,16 +458,25 @@ export async function updateClusterAndAsset(
  * The figures the reads aggregate, kept beside the rows they describe:
  * per node (its pods' requests and limits), per namespace (pods, workloads,
  * services and their sums) and per cluster (node, namespace and workload
- * counts, pod phases, waiting reasons, node capacity and usage). One
- * database function (migrations/0005, replaced by 0010) reads the cluster's pods once and
- * writes only what changed; run after the prune, so every figure agrees
- * with the stored rows.
+ * counts, pod phases, waiting reasons, node capacity and usage). Triggers
+ * keep them as each statement writes those rows (migrations/0023); this is
+ * the full recompute from every row of the cluster, which writes only what
+ * changed and ends a deferral (deferRollups).
  */
 export async function refreshRollups(
   tx: Queryable,
   clusterId: string,
 ): Promise<void> {
   await execute(tx, 'select k8s_refresh_rollups($1)', [clusterId]);
+}
+
+/**
+ * Until refreshRollups runs in this transaction, the triggers leave the
+ * figures alone: for a transaction that writes a cluster's rows wholesale
+ * and then recomputes them (a first sync). Rolled back with it.
+ */
+export async function deferRollups(tx: Tx): Promise<void> {
+  await execute(tx, "select set_config('k8s.rollups', 'deferred', true)");
 }
 
 export interface LinkageCounts {

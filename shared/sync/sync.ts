@@ -56,6 +56,7 @@ import {
 import {
   copyColumns,
   copyRows,
+  deferRollups,
   deleteRows,
   findTenant,
   insertClusterIfMissing,
@@ -848,19 +849,6 @@ interface ApplyContext {
   beforePrune: ((tx: Tx) => Promise<void>) | undefined;
 }
 
-/**
- * The kinds whose stored rows k8s_refresh_rollups reads (migrations/0010).
- * Only the sync writes them, so their figures change only with them; a
- * migration that changes what the figures are refreshes every cluster's.
- */
-const ROLLUP_INPUTS: readonly KindKey[] = [
-  'nodes',
-  'namespaces',
-  'workloads',
-  'pods',
-  'services',
-];
-
 const SPAN_OF: Partial<Record<KindKey, string>> = {
   nodes: 'k8s.sync_nodes',
   namespaces: 'k8s.sync_namespaces',
@@ -1191,6 +1179,11 @@ async function applyKinds(
   facts: FactsStepResult;
 }> {
   const present = KIND_ORDER.filter((k) => rows[k] !== undefined);
+  // The figures follow each write (migrations/0023's triggers), in
+  // proportion to the rows it wrote. A first sync writes every row: one
+  // recompute after the prune reads them once instead.
+  const firstSync = cluster.last_snapshot_at === null;
+  if (firstSync) await deferRollups(tx);
 
   const kinds: Partial<Record<KindKey, KindCounts>> = {};
   const prunable = new Map<KindKey, string[]>();
@@ -1313,15 +1306,7 @@ async function applyKinds(
       if (ids && ids.length > 0) await deleteRows(tx, kind, cluster.id, ids);
     }
   });
-  // The figures read only these kinds' rows: a sync that wrote and pruned
-  // none of them (and filled no link) leaves them as true as they were.
-  const rollupsStale =
-    cluster.last_snapshot_at === null ||
-    linkTargetsGained.size > 0 ||
-    ROLLUP_INPUTS.some((k) => {
-      const counts = kinds[k];
-      return counts !== undefined && (counts.upserted > 0 || counts.pruned > 0);
-    });
-  if (rollupsStale) await refreshRollups(tx, cluster.id);
+  // A first sync's figures, deferred to here, in one pass over its rows.
+  if (firstSync) await refreshRollups(tx, cluster.id);
   return { kinds, linkage, facts };
 }

@@ -403,8 +403,10 @@ describe('syncInventory', () => {
     });
   });
 
-  it('refreshes the figures only when a row they are read from changed', async () => {
-    // Prepare: figures no sync would write, to see which sync rewrites them.
+  it('moves the figures by what the written rows changed, without reading every pod again', async () => {
+    // Prepare: a figure no sync would write, to see whether a resync
+    // recomputes it from every pod (it must not: only the difference the
+    // written rows made is added).
     const inv = small(43);
     const subject = subjectOf(tenant, inv.agent_id);
     const { clusterId } = await syncInventory(
@@ -413,47 +415,44 @@ describe('syncInventory', () => {
       inv,
       options,
     );
-    const spoil = () =>
-      query(database.db, 'update clusters set pods_total = -1 where id = $1', [
-        clusterId,
-      ]);
-    const podsTotal = async () =>
-      (
-        await queryOne<{ pods_total: number }>(
-          database.db,
-          'select pods_total from clusters where id = $1',
-          [clusterId],
-        )
-      ).pods_total;
-    await spoil();
-    const eventsOnly = {
-      ...inv,
-      timestamp: '2026-06-15T12:05:00Z',
-      events: inv.events?.map((e, i) =>
-        i === 0 ? { ...e, count: (e.count ?? 0) + 1 } : e,
-      ),
-    };
+    const [pod] = inv.pods ?? [];
+    const figures = async () =>
+      queryOne<{ pods_total: number; restarts: number }>(
+        database.db,
+        `select c.pods_total, ns.pods_restarts::int as restarts
+         from clusters c join k8s_namespaces ns on ns.cluster_id = c.id
+         where c.id = $1 and ns.name = $2`,
+        [clusterId, pod?.namespace],
+      );
+    const before = await figures();
+    await query(
+      database.db,
+      'update clusters set pods_total = -1 where id = $1',
+      [clusterId],
+    );
     const podChanged = {
       ...inv,
       timestamp: '2026-06-15T12:10:00Z',
       pods: inv.pods?.map((p, i) =>
-        i === 0 ? { ...p, restart_count: (p.restart_count ?? 0) + 1 } : p,
+        i === 0 ? { ...p, restart_count: (p.restart_count ?? 0) + 3 } : p,
       ),
     };
 
-    // Act, Assess: an event alone changed, the figures are not read again.
-    const events = await syncInventory(
+    // Act
+    const result = await syncInventory(
       database.db,
       subject,
-      eventsOnly,
+      podChanged,
       options,
     );
-    expect(events.kinds.events?.upserted).toBe(1);
-    expect(await podsTotal()).toBe(-1);
 
-    // Act, Assess: a pod changed, every figure is refreshed.
-    await syncInventory(database.db, subject, podChanged, options);
-    expect(await podsTotal()).toBe(inv.pods?.length);
+    // Assess: the pod's namespace moved by its 3 restarts; the spoiled
+    // total was left as it was (the pod count did not change).
+    expect(result.kinds.pods?.upserted).toBe(1);
+    expect(await figures()).toEqual({
+      pods_total: -1,
+      restarts: before.restarts + 3,
+    });
   });
 
   it('keeps each node’s and namespace’s figures equal to its stored rows', async () => {
