@@ -41,7 +41,11 @@ import { asBuffer, scanMessage } from './message-scan.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
 import { SentRows } from './sent-rows.ts';
 import { specFactsSchema } from './spec-facts.ts';
-import { mayHoldUnstorableText, unstorableText } from './storable-text.ts';
+import {
+  mayHoldUnstorableBytes,
+  mayHoldUnstorableText,
+  unstorableText,
+} from './storable-text.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -968,12 +972,22 @@ function decodeScanned(bytes: Uint8Array): WireInventory | undefined {
     if (spans === undefined) return undefined;
     inventory[kind] = new SentRows(buffer, spans);
   }
-  sources.set(inventory, bytes);
+  sources.set(inventory, {
+    bytes,
+    mayHoldUnstorable: mayHoldUnstorableBytes(buffer),
+  });
   return inventory as WireInventory;
 }
 
-/** A decoded message's bytes, for refusing it as the whole schema does. */
-const sources = new WeakMap<object, Uint8Array>();
+/**
+ * A decoded message's bytes, for refusing it as the whole schema does, and
+ * whether they spell any text PostgreSQL cannot store (read once, natively,
+ * so a body that spells none spares every row its own look).
+ */
+const sources = new WeakMap<
+  object,
+  { bytes: Uint8Array; mayHoldUnstorable: boolean }
+>();
 
 /** A message whose kind arrays hold rows as values or as sent. */
 type WireInventoryInput = Omit<Inventory, KindKey> & {
@@ -1010,7 +1024,7 @@ function refusalOfWhole(
   inventory: WireInventory,
 ): RejectedInventoryError | undefined {
   try {
-    const bytes = sources.get(inventory);
+    const bytes = sources.get(inventory)?.bytes;
     if (bytes !== undefined) {
       parseInventoryJson(bytes);
     } else {
@@ -1039,8 +1053,9 @@ export function validateRows(
   let malformed = false;
   // Text a body spells and PostgreSQL cannot store refuses the message, as
   // decoding a body whole does; rows given as values were checked (or, in
-  // tests, are stored without the NUL).
-  const fromBody = sources.has(inventory);
+  // tests, are stored without the NUL). A body that spells none anywhere
+  // has no row to look at.
+  const fromBody = sources.get(inventory)?.mayHoldUnstorable === true;
   const out: Partial<Record<KindKey, Map<number, unknown>>> = {};
   for (const kind of KIND_KEYS) {
     const rows = inventory[kind];

@@ -18,6 +18,23 @@ export function mayHoldUnstorableText(json: string): boolean {
 }
 
 /**
+ * mayHoldUnstorableText of the bytes of a JSON text, found natively: a
+ * large body is searched, not decoded and matched.
+ */
+export function mayHoldUnstorableBytes(json: Buffer): boolean {
+  if (json.includes('\\u0000')) return true;
+  for (const start of ['\\ud', '\\uD']) {
+    for (let at = json.indexOf(start); at >= 0; ) {
+      if (SURROGATE_ESCAPE.test(json.toString('latin1', at, at + 5))) {
+        return true;
+      }
+      at = json.indexOf(start, at + 4);
+    }
+  }
+  return false;
+}
+
+/**
  * The first key or string holding a NUL (PostgreSQL text cannot store it)
  * or a lone surrogate (not Unicode text), walked without recursion.
  */
