@@ -73,40 +73,58 @@ function buildUpsert(def: KindDefinition): string {
     where t.content_hash is distinct from excluded.content_hash`;
 }
 
+/**
+ * A row's natural key in SQL, spelled as naturalKey spells it: the key
+ * columns joined by \u0001. They are all `not null`, so `||` builds the
+ * same text as concat_ws, for less (concat_ws calls each argument's output
+ * function: ~0.2 ms of the stored-rows read's 3,300 rows).
+ */
 function keyExpr(def: KindDefinition): string {
-  return def.keyColumns.length === 1
-    ? `${def.keyColumns[0]}`
-    : `concat_ws(chr(1), ${def.keyColumns.join(', ')})`;
+  return def.keyColumns.join(' || chr(1) || ');
 }
 
 const UPSERT = Object.fromEntries(
   KIND_ORDER.map((k) => [k, buildUpsert(KINDS[k] as KindDefinition)]),
 ) as Record<KindKey, string>;
 
+/**
+ * Per kind, each stored row's id, key and digest; a workload's row also
+ * carries its facts' digests and time as one json value (`facts`), which
+ * every other kind's row leaves null: one column, not three, on each of the
+ * other rows (a medium cluster's 3,100). The pods' branch reads only columns
+ * their unique key carries (migration 0024): an index-only scan, which reads
+ * no heap page but those whose pods changed since the last vacuum.
+ */
 const STORED = Object.fromEntries(
   KIND_ORDER.map((k) => {
     const def = KINDS[k] as KindDefinition;
     const facts =
       k === 'workloads'
-        ? 'spec_facts_hash, spec_facts_at, spec_facts_wire_hash'
-        : 'null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash';
+        ? `json_build_object('spec_facts_hash', spec_facts_hash, 'spec_facts_at', spec_facts_at, 'spec_facts_wire_hash', spec_facts_wire_hash)`
+        : 'null::json';
     return [
       k,
-      `select '${k}' as kind, id, ${keyExpr(def)} as key, content_hash, ${facts}
+      `select '${k}' as kind, id, ${keyExpr(def)} as key, content_hash, ${facts} as facts
        from ${def.table} where cluster_id = $1`,
     ];
   }),
 ) as Record<KindKey, string>;
+
+/** A workload's facts as stored: what tells its facts unchanged. */
+export interface StoredFacts {
+  spec_facts_hash: string | null;
+  spec_facts_at: Date | null;
+  /** The digest of its facts as last sent. */
+  spec_facts_wire_hash: string | null;
+}
 
 export interface StoredRow {
   kind: KindKey;
   id: string;
   key: string;
   content_hash: string;
-  spec_facts_hash: string | null;
-  spec_facts_at: Date | null;
-  /** Workloads: the digest of their facts as last sent. */
-  spec_facts_wire_hash: string | null;
+  /** Workloads only; null for every other kind. */
+  facts: StoredFacts | null;
 }
 
 /** Every stored row's key and digest, for the kinds given, in one round trip. */
@@ -116,11 +134,20 @@ export async function listStoredRows(
   kinds: readonly KindKey[],
 ): Promise<StoredRow[]> {
   if (kinds.length === 0) return [];
-  return query<StoredRow & Record<string, unknown>>(
+  const rows = await query<StoredRow & Record<string, unknown>>(
     tx,
     storedRowsStatement(kinds),
     [clusterId],
   );
+  for (const row of rows) {
+    // json carries the time as ISO 8601 text (with its offset, whatever the
+    // session's DateStyle): the one value JSON.parse leaves untyped.
+    const facts = row.facts as { spec_facts_at: Date | string | null } | null;
+    if (typeof facts?.spec_facts_at === 'string') {
+      facts.spec_facts_at = new Date(facts.spec_facts_at);
+    }
+  }
+  return rows;
 }
 
 /** The statement listStoredRows runs for these kinds ($1: the cluster). */

@@ -68,6 +68,7 @@ import {
   lockCluster,
   refreshRollups,
   repairLinks,
+  type StoredFacts,
   type StoredRow,
   setFactsWireDigests,
   updateClusterAndAsset,
@@ -296,7 +297,7 @@ export function digestSent(
       const factsHash = DIGEST_TAG + digests.factsHash;
       const before = byDigest.get(digests.hash);
       const same =
-        before !== undefined && before.spec_facts_wire_hash === factsHash
+        before !== undefined && before.facts?.spec_facts_wire_hash === factsHash
           ? before
           : undefined;
       out[i] = {
@@ -923,7 +924,7 @@ function prepareKind(
       if (kind === 'events') unchanged.add(row.row);
       if (
         row.factsHash !== undefined &&
-        before.spec_facts_wire_hash !== row.factsHash
+        before.facts?.spec_facts_wire_hash !== row.factsHash
       ) {
         factsOnly.ids.push(before.id);
         factsOnly.digests.push(row.factsHash);
@@ -1164,6 +1165,15 @@ function refusalOf(error: unknown, field: string): unknown {
   );
 }
 
+/** The stored workloads' facts by key, as the facts step reads them. */
+function storedFacts(
+  stored: ReadonlyMap<string, StoredRow>,
+): Map<string, StoredFacts> {
+  const out = new Map<string, StoredFacts>();
+  for (const [key, row] of stored) if (row.facts) out.set(key, row.facts);
+  return out;
+}
+
 /** Steps 3 to 16: upsert every collected kind, link nodes, prune, count. */
 async function applyKinds(
   tx: Tx,
@@ -1258,7 +1268,7 @@ async function applyKinds(
           // Read for each HPA's namespace and target only, which a valid
           // row as sent has as a validated one does (or lacks alike).
           hpas: rows.hpas?.map((h) => h.row) as Inventory['hpas'],
-          stored: storedRows,
+          stored: storedFacts(storedRows),
         });
       }
     };

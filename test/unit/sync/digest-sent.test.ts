@@ -27,9 +27,14 @@ function storedOf(kind: KindKey, values: unknown[]): Map<string, StoredRow> {
         id: String(i),
         key: `k${i}`,
         content_hash: d.hash,
-        spec_facts_hash: null,
-        spec_facts_at: null,
-        spec_facts_wire_hash: d.factsHash ?? null,
+        facts:
+          d.factsHash === undefined
+            ? null
+            : {
+                spec_facts_hash: null,
+                spec_facts_at: null,
+                spec_facts_wire_hash: d.factsHash,
+              },
       },
     ]),
   );

@@ -386,43 +386,43 @@ describe('kind definitions', () => {
 
   it("generates the stored rows' listing pinned here", () => {
     expect(storedRowsStatement(KIND_ORDER)).toMatchInlineSnapshot(`
-      "select 'nodes' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      "select 'nodes' as kind, id, name as key, content_hash, null::json as facts
              from k8s_nodes where cluster_id = $1
       union all
-      select 'namespaces' as kind, id, name as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'namespaces' as kind, id, name as key, content_hash, null::json as facts
              from k8s_namespaces where cluster_id = $1
       union all
-      select 'workloads' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, spec_facts_hash, spec_facts_at, spec_facts_wire_hash
+      select 'workloads' as kind, id, kind || chr(1) || namespace || chr(1) || name as key, content_hash, json_build_object('spec_facts_hash', spec_facts_hash, 'spec_facts_at', spec_facts_at, 'spec_facts_wire_hash', spec_facts_wire_hash) as facts
              from k8s_workloads where cluster_id = $1
       union all
-      select 'pods' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'pods' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_pods where cluster_id = $1
       union all
-      select 'services' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'services' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_services where cluster_id = $1
       union all
-      select 'ingresses' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'ingresses' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_ingresses where cluster_id = $1
       union all
-      select 'pvcs' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'pvcs' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_pvcs where cluster_id = $1
       union all
-      select 'events' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'events' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_events where cluster_id = $1
       union all
-      select 'jobs' as kind, id, concat_ws(chr(1), kind, namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'jobs' as kind, id, kind || chr(1) || namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_jobs where cluster_id = $1
       union all
-      select 'hpas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'hpas' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_hpas where cluster_id = $1
       union all
-      select 'network_policies' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'network_policies' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_network_policies where cluster_id = $1
       union all
-      select 'resource_quotas' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'resource_quotas' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_resource_quotas where cluster_id = $1
       union all
-      select 'endpoint_slices' as kind, id, concat_ws(chr(1), namespace, name) as key, content_hash, null::text as spec_facts_hash, null::timestamptz as spec_facts_at, null::text as spec_facts_wire_hash
+      select 'endpoint_slices' as kind, id, namespace || chr(1) || name as key, content_hash, null::json as facts
              from k8s_endpoint_slices where cluster_id = $1"
     `);
   });
