@@ -14,14 +14,16 @@
  * Either exits when its parent goes away.
  */
 import { startQueueServices } from '../infra/local/aws.ts';
+import { createPool } from '../shared/db/pool.ts';
+import { armFault } from '../shared/faults.ts';
+// Not from infra/local/ingest.ts: that loads the sync handler and with it
+// X-Ray's async hooks, which the deployed bridge does not run.
 import {
+  Bridge,
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
-} from '../infra/local/ingest.ts';
-import { createPool } from '../shared/db/pool.ts';
-import { armFault } from '../shared/faults.ts';
-import { Bridge } from '../shared/ingest/bridge/index.ts';
+} from '../shared/ingest/bridge/index.ts';
 import { bridgeRejectionRecorder } from '../shared/ingest/rejections.ts';
 
 export interface BridgeChildConfig {

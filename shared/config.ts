@@ -4,6 +4,11 @@
  * once, and pass what a domain function needs as arguments.
  */
 import { z } from 'zod';
+import {
+  DEFAULT_CONSUMER,
+  DEFAULT_STREAM,
+  DEFAULT_SUBJECT_FILTER,
+} from './ingest/bridge/options.ts';
 import { UUID_PATTERN } from './wire/inventory.ts';
 import { DNS_LABEL } from './wire/subject.ts';
 
@@ -112,9 +117,9 @@ export const configSchema = z.object({
   NATS_CREDS: z.string().optional(),
   /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
   NATS_SECRET_ID: z.string().optional(),
-  NATS_STREAM: z.string().default('EVENTS'),
-  NATS_CONSUMER: z.string().default('k8s-inventory-bridge'),
-  NATS_SUBJECT_FILTER: z.string().default('proxima.*.*.*.kubernetes'),
+  NATS_STREAM: z.string().default(DEFAULT_STREAM),
+  NATS_CONSUMER: z.string().default(DEFAULT_CONSUMER),
+  NATS_SUBJECT_FILTER: z.string().default(DEFAULT_SUBJECT_FILTER),
   /** Create the stream and consumer when missing (local stack, tests). */
   NATS_CREATE_STREAM: bool.default(false),
   BRIDGE_HEALTH_PORT: int(0, 65535).default(8080),

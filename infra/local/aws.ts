@@ -12,8 +12,9 @@ import {
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../../shared/ingest/aws-clients.ts';
 import { QueueJournal } from './queue-journal.ts';
 
 export const DEFAULT_QUEUE_NAME = 'k8s-inventory.fifo';
@@ -79,7 +80,7 @@ export async function startQueueServices(
   // An emulator takes any credentials; real endpoints use the default chain.
   const credentials =
     emulatorEndpoint !== undefined ? { credentials: EMULATOR_CREDENTIALS } : {};
-  const sqs = new SQSClient({
+  const sqs = sqsClient({
     region: options.region,
     endpoint: sqsEndpoint,
     ...(sqsEndpoint === emulatorEndpoint ? credentials : {}),

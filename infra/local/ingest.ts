@@ -12,6 +12,9 @@ import type { Db } from '../../shared/db/pool.ts';
 import {
   Bridge,
   type BridgeOptions,
+  DEFAULT_CONSUMER,
+  DEFAULT_STREAM,
+  DEFAULT_SUBJECT_FILTER,
   type NatsConnectOptions,
 } from '../../shared/ingest/bridge/index.ts';
 import type { ProcessedRecord } from '../../shared/ingest/process-record.ts';
@@ -64,9 +67,7 @@ export interface Ingest {
   stop(options?: { drainMs?: number }): Promise<void>;
 }
 
-export const DEFAULT_STREAM = 'EVENTS';
-export const DEFAULT_CONSUMER = 'k8s-inventory-bridge';
-export const DEFAULT_SUBJECT_FILTER = 'proxima.*.*.*.kubernetes';
+export { DEFAULT_CONSUMER, DEFAULT_STREAM, DEFAULT_SUBJECT_FILTER };
 
 export async function startIngest(options: IngestOptions): Promise<Ingest> {
   const { db } = options;

@@ -203,9 +203,16 @@ function inlineMessage(
   contentEncoding: ContentEncoding,
   base: Record<string, QueueMessageAttribute>,
 ): QueueMessage {
+  // The body's UTF-8 size is known without counting it again (a scan of
+  // the whole body, 0.5 ms for a 430 KB one): the text is the payload's own
+  // bytes, decoded strictly and with its BOM kept; base64 is ASCII.
   const text = contentEncoding === undefined ? sqsSafeText(payload) : undefined;
   if (text !== undefined) {
-    return { body: text, attributes: base, size: messageSize(text, base) };
+    return {
+      body: text,
+      attributes: base,
+      size: payload.byteLength + attributesSize(base),
+    };
   }
   const body = Buffer.from(
     payload.buffer,
@@ -219,7 +226,7 @@ function inlineMessage(
       StringValue: 'base64',
     },
   };
-  return { body, attributes, size: messageSize(body, attributes) };
+  return { body, attributes, size: body.length + attributesSize(attributes) };
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -12,9 +12,10 @@ import {
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
+import { sqsClient } from '../../shared/ingest/aws-clients.ts';
 
 export const TEST_REGION = 'us-east-1';
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
@@ -83,8 +84,9 @@ export async function startSqs(
   };
 }
 
+/** Configured as the backend's own clients are (shared/ingest/aws-clients.ts). */
 export function createSqsClient(endpoint: string): SQSClient {
-  return new SQSClient({ endpoint, region: TEST_REGION, credentials });
+  return sqsClient({ endpoint, region: TEST_REGION, credentials });
 }
 
 export function createS3Client(endpoint: string): S3Client {

@@ -5,6 +5,11 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { NatsConnection } from '@nats-io/transport-node';
 
+/** The stream, durable consumer and filter the bridge reads unless configured otherwise. */
+export const DEFAULT_STREAM = 'EVENTS';
+export const DEFAULT_CONSUMER = 'k8s-inventory-bridge';
+export const DEFAULT_SUBJECT_FILTER = 'proxima.*.*.*.kubernetes';
+
 export interface RejectInfo {
   subject: string;
   reason: string;

@@ -190,6 +190,34 @@ describe('encodeForQueue', () => {
     expect(decoded.json.equals(body)).toBe(true);
   });
 
+  it.each([
+    ['ASCII text', Buffer.from('{"type":"kubernetes"}'), undefined],
+    [
+      'multi-byte text',
+      Buffer.from('{"a":"é中\uD7FF\uE000\uFFFD"}'),
+      undefined,
+    ],
+    ['text with a byte order mark', Buffer.from('\uFEFF{"a":1}'), undefined],
+    [
+      'invalid UTF-8 (base64)',
+      Buffer.from([0x7b, 0xc3, 0x28, 0x7d]),
+      undefined,
+    ],
+    ['gzip', gzipSync('{"a":"é"}'), 'gzip' as const],
+  ])(
+    'states the size SQS counts for %s without counting the body again',
+    (_what, body, contentEncoding) => {
+      // Act
+      const encoded = encodeForQueue(input(body, { contentEncoding }));
+
+      // Assess
+      expect(encoded.kind).toBe('inline');
+      expect(encoded.message.size).toBe(
+        messageSize(encoded.message.body, encoded.message.attributes),
+      );
+    },
+  );
+
   it('keeps a leading byte order mark through the text form', async () => {
     // Prepare
     const body = Buffer.from('\uFEFF{"type":"kubernetes"}');
