@@ -107,6 +107,17 @@ export async function readCaller(
                    where id = ${params.add(options.clusterId)}) found on true`
     : '';
   const counting = options.countCall?.(params);
+  // With a count, the call's row is what the grants and cluster stand beside.
+  const [withCount, countColumns, source, asyncCommit] =
+    counting === undefined
+      ? ['', '', '(select 1) caller', '']
+      : [
+          `with counted as (${counting})`,
+          `, counted.hits as counted_hits,
+             counted.retry_after as counted_retry_after`,
+          'counted',
+          `where (select set_config('synchronous_commit', 'off', true)) = 'off'`,
+        ];
   const row = await queryOne<
     ClusterRecord & {
       caller_grants: GrantRow[];
@@ -115,15 +126,10 @@ export async function readCaller(
     }
   >(
     db,
-    counting === undefined
-      ? `select ${grants} as caller_grants${cluster ? ', found.*' : ''}
-           from (select 1) caller ${cluster}`
-      : `with counted as (${counting})
-         select ${grants} as caller_grants,
-                counted.hits as counted_hits,
-                counted.retry_after as counted_retry_after${cluster ? ', found.*' : ''}
-           from counted ${cluster}
-          where (select set_config('synchronous_commit', 'off', true)) = 'off'`,
+    `${withCount}
+     select ${grants} as caller_grants${countColumns}${cluster ? ', found.*' : ''}
+       from ${source} ${cluster}
+      ${asyncCommit}`,
     params.values,
   );
   const {
