@@ -108,8 +108,14 @@ export async function processCpuMs(pid: number): Promise<number | undefined> {
 
 /** Forks a TypeScript file of this folder with an IPC channel. */
 export function forkBench(file: string, args: string[] = []): ChildProcess {
+  // BENCH_CPU_PROF_DIR: each child writes a CPU profile there as it exits.
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
   return fork(new URL(file, import.meta.url), args, {
-    execArgv: ['--import', 'tsx'],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }

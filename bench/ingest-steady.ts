@@ -1,9 +1,13 @@
 /**
- * `npm run bench -- ingest --steady [--duration=180] [--interval=10] [--series]`: the
+ * `npm run bench -- ingest --steady [--duration=180] [--rate=15] [--series]`: the
  * steady state of ingest through the local stack (NATS → bridge → queue →
  * sync). BENCH_CLUSTERS (200) medium clusters are first synced once; then,
- * for --duration seconds, each cluster resyncs every --interval seconds
- * (spread evenly) with 1% of its rows changed.
+ * for --duration seconds, they resync at --rate resyncs a second in all
+ * (each cluster every BENCH_CLUSTERS / rate seconds, spread evenly), each
+ * with 1% of its rows changed. The default rate is the issue's target, 15
+ * a second: the p99 then tells whether the stack carries it; a rate above
+ * what the stack settles shows its capacity instead (and its latencies are
+ * the backlog's).
  *
  * Each part runs in its own process, so its CPU is read apart (/proc): the
  * agents (bench/ingest-publisher.ts: pre-generated variants, gzip members
@@ -66,15 +70,18 @@ const { values } = parseArgs({
     steady: { type: 'boolean', default: false },
     series: { type: 'boolean', default: false },
     duration: { type: 'string', default: '180' },
-    interval: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '15' },
   },
 });
 const DURATION_S = Number(values.duration);
-const INTERVAL_S = Number(values.interval);
-if (!(DURATION_S > 0) || !(INTERVAL_S > 0)) {
-  throw new Error('--duration and --interval are seconds, above 0');
+const RATE = Number(values.rate);
+if (!(DURATION_S > 0) || !(RATE > 0)) {
+  throw new Error(
+    '--duration (seconds) and --rate (resyncs a second) are above 0',
+  );
 }
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
+const INTERVAL_S = CLUSTERS / RATE;
 const SIZE = (process.env.BENCH_SIZE ?? 'medium') as PublisherConfig['size'];
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const VARIANTS = 8;
@@ -328,7 +335,7 @@ async function main() {
     ready.alone.map((b) => Buffer.from(b, 'base64')),
   );
   console.log(
-    `steady state: each cluster every ${INTERVAL_S} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
+    `steady state: ${RATE} resyncs a second, each cluster every ${INTERVAL_S.toFixed(1)} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
   );
   const steadyFrom = processed.length;
   const before = await sampleCpu(stack, publisher.pid ?? -1);
@@ -436,7 +443,7 @@ async function main() {
   console.log(
     [
       ...header,
-      `resyncs per second               ${((steady.length / wallMs) * 1000).toFixed(2)} (offered ${(CLUSTERS / INTERVAL_S).toFixed(2)}; over ${ms(wallMs)}, the window and its drain)`,
+      `resyncs per second               ${((steady.length / wallMs) * 1000).toFixed(2)} (offered ${RATE.toFixed(2)}; over ${ms(wallMs)}, the window and its drain)`,
       row('publish → commit', latency),
       'where a resync went (wall time):',
       row('bridge (publish → SQS ok)', bridge),

@@ -7,7 +7,7 @@
  * the workloads': strictly newer snapshots only, creations and deletions not
  * recorded.
  */
-import { type Queryable, query } from '../db/pool.ts';
+import { prepared, type Queryable, query } from '../db/pool.ts';
 import type { NetworkPolicyRow } from '../wire/inventory.ts';
 import {
   buildNetworkPolicyChange,
@@ -35,9 +35,9 @@ export async function recordNetworkPolicyChanges(
     NetworkPolicyFacts & { id: string } & Record<string, unknown>
   >(
     tx,
-    `select id, pod_selector, policy_types, ingress, egress
+    prepared(`select id, pod_selector, policy_types, ingress, egress
      from k8s_network_policies
-     where cluster_id = $1 and id = any($2::uuid[])`,
+     where cluster_id = $1 and id = any($2::uuid[])`),
     [scope.clusterId, replaced.map((p) => p.id)],
   );
   const before = new Map(stored.map((row) => [row.id, row]));

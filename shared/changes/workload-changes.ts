@@ -8,7 +8,7 @@
  * facts changed) reads no stored facts and writes nothing.
  */
 import { createHash } from 'node:crypto';
-import { execute, type Queryable, query } from '../db/pool.ts';
+import { execute, prepared, type Queryable, query } from '../db/pool.ts';
 import type { Inventory } from '../wire/inventory.ts';
 import type { SpecFacts } from '../wire/spec-facts.ts';
 import { type HpaFacts, hpaTargets } from './hpa.ts';
@@ -181,8 +181,8 @@ async function listStoredHpaTargets(
     target_name: string | null;
   }>(
     tx,
-    `select namespace, target_kind, target_name from k8s_hpas
-     where cluster_id = $1 and target_kind is not null and target_name is not null`,
+    prepared(`select namespace, target_kind, target_name from k8s_hpas
+     where cluster_id = $1 and target_kind is not null and target_name is not null`),
     [clusterId],
   );
   return rows.map((r) => ({
@@ -207,11 +207,11 @@ async function listStoredFacts(
     spec_facts_at: Date | null;
   }>(
     tx,
-    `select w.kind, w.namespace, w.name, w.spec_facts, w.spec_facts_at
+    prepared(`select w.kind, w.namespace, w.name, w.spec_facts, w.spec_facts_at
      from k8s_workloads w
      join unnest($2::text[], $3::text[], $4::text[]) as x(kind, namespace, name)
        on w.kind = x.kind and w.namespace = x.namespace and w.name = x.name
-     where w.cluster_id = $1 and w.spec_facts is not null`,
+     where w.cluster_id = $1 and w.spec_facts is not null`),
     [
       clusterId,
       workloads.map((w) => w.kind),
@@ -235,12 +235,12 @@ async function storeFacts(
 ): Promise<void> {
   await execute(
     tx,
-    `update k8s_workloads w
+    prepared(`update k8s_workloads w
      set spec_facts = x.facts, spec_facts_hash = x.digest, spec_facts_at = $2
      from jsonb_to_recordset($3::jsonb)
        as x(kind text, namespace text, name text, facts jsonb, digest text)
      where w.cluster_id = $1 and w.kind = x.kind
-       and w.namespace = x.namespace and w.name = x.name`,
+       and w.namespace = x.namespace and w.name = x.name`),
     [
       clusterId,
       snapshotAt,
@@ -280,11 +280,11 @@ export async function insertChangeRecords(
 ): Promise<void> {
   await execute(
     tx,
-    `insert into change_events
+    prepared(`insert into change_events
        (source, event_type, client_id, environment_id, host_id, scanned_at,
         severity, summary, details)
      select 'k8s-config', x.event_type, $1, $2, null, $3, 'info', x.summary, x.details
-     from jsonb_to_recordset($4::jsonb) as x(event_type text, summary text, details jsonb)`,
+     from jsonb_to_recordset($4::jsonb) as x(event_type text, summary text, details jsonb)`),
     [
       input.clientId,
       input.environmentId,

@@ -18,7 +18,7 @@
  * Messages are stored secret-sanitized (and sanitized again when read).
  */
 import type { Queryable } from '../db/pool.ts';
-import { query, queryOne } from '../db/pool.ts';
+import { prepared, query, queryOne } from '../db/pool.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import type { Inventory } from '../wire/inventory.ts';
 
@@ -113,7 +113,7 @@ export async function insertEventHistory(
   clusterId: string,
   json: string,
 ): Promise<void> {
-  await query(db, INSERT_HISTORY, [clusterId, json]);
+  await query(db, prepared(INSERT_HISTORY), [clusterId, json]);
 }
 
 const ENSURE_PARTITIONS = `

@@ -7,6 +7,7 @@ import type { SnapshotOrder } from '../changes/rules.ts';
 import {
   copyIn,
   execute,
+  prepared,
   type Queryable,
   query,
   queryMaybeOne,
@@ -136,7 +137,7 @@ export async function listStoredRows(
   if (kinds.length === 0) return [];
   const rows = await query<StoredRow & Record<string, unknown>>(
     tx,
-    storedRowsStatement(kinds),
+    prepared(storedRowsStatement(kinds)),
     [clusterId],
   );
   for (const row of rows) {
@@ -230,7 +231,7 @@ export async function listLinkIds(
   if (links.length === 0) return out;
   const rows = await query<{ link: Link; key: string; id: string }>(
     tx,
-    links.map((l) => LINK_IDS[l]).join('\nunion all\n'),
+    prepared(links.map((l) => LINK_IDS[l]).join('\nunion all\n')),
     [clusterId],
   );
   for (const row of rows) out.get(row.link)?.set(row.key, row.id);
@@ -244,7 +245,7 @@ export async function upsertRows(
   clusterId: string,
   rowsJson: string,
 ): Promise<number> {
-  return execute(tx, UPSERT[kind], [clusterId, rowsJson]);
+  return execute(tx, prepared(UPSERT[kind]), [clusterId, rowsJson]);
 }
 
 /**
@@ -259,9 +260,9 @@ export async function setFactsWireDigests(
 ): Promise<void> {
   await execute(
     tx,
-    `update k8s_workloads w set spec_facts_wire_hash = x.digest
+    prepared(`update k8s_workloads w set spec_facts_wire_hash = x.digest
      from unnest($2::uuid[], $3::text[]) as x(id, digest)
-     where w.cluster_id = $1 and w.id = x.id`,
+     where w.cluster_id = $1 and w.id = x.id`),
     [clusterId, ids, digests],
   );
 }
@@ -274,7 +275,9 @@ export async function deleteRows(
 ): Promise<number> {
   return execute(
     tx,
-    `delete from ${KINDS[kind].table} where cluster_id = $1 and id = any($2::uuid[])`,
+    prepared(
+      `delete from ${KINDS[kind].table} where cluster_id = $1 and id = any($2::uuid[])`,
+    ),
     [clusterId, ids],
   );
 }
@@ -316,7 +319,7 @@ export async function repairLinks(
         and wl.cluster_id = $1 and wl.kind = p.workload_kind
         and wl.namespace = p.namespace and wl.name = p.workload_name`);
   }
-  for (const sql of statements) await execute(tx, sql, [clusterId]);
+  for (const sql of statements) await execute(tx, prepared(sql), [clusterId]);
 }
 
 export interface TenantRow {
@@ -331,9 +334,9 @@ export function findTenant(
 ): Promise<TenantRow | undefined> {
   return queryMaybeOne<TenantRow & Record<string, unknown>>(
     db,
-    `select c.id as client_id, e.id as environment_id
+    prepared(`select c.id as client_id, e.id as environment_id
      from clients c join environments e on e.client_id = c.id
-     where c.slug = $1 and e.slug = $2`,
+     where c.slug = $1 and e.slug = $2`),
     [clientSlug, envSlug],
   );
 }
@@ -359,11 +362,11 @@ export function lockCluster(
 ): Promise<LockedCluster | undefined> {
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
-    `select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
+    prepared(`select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
             last_stream_seq
      from clusters
      where environment_id = $1 and agent_id = $2
-     for no key update`,
+     for no key update`),
     [environmentId, agentId],
   );
 }
@@ -438,13 +441,13 @@ export async function updateClusterAndAsset(
 ): Promise<void> {
   await execute(
     tx,
-    `update assets set name = $2, status = $3, updated_at = now()
-     where id = $1 and (name, status) is distinct from ($2, $3)`,
+    prepared(`update assets set name = $2, status = $3, updated_at = now()
+     where id = $1 and (name, status) is distinct from ($2, $3)`),
     [cluster.asset_id, facts.name, assetStatus],
   );
   await execute(
     tx,
-    `update clusters set
+    prepared(`update clusters set
        name = $2, display_name = $3, uid = $4, version = $5, platform = $6,
        distribution = $7, api_server_url = $8, cluster_cidr = $9,
        service_cidr = $10, dns_domain = coalesce($11, 'cluster.local'), cloud_provider = $12,
@@ -455,7 +458,7 @@ export async function updateClusterAndAsset(
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()
-     where id = $1`,
+     where id = $1`),
     [
       cluster.id,
       facts.name,
@@ -494,7 +497,7 @@ export async function refreshRollups(
   tx: Queryable,
   clusterId: string,
 ): Promise<void> {
-  await execute(tx, 'select k8s_refresh_rollups($1)', [clusterId]);
+  await execute(tx, prepared('select k8s_refresh_rollups($1)'), [clusterId]);
 }
 
 /**
@@ -526,7 +529,7 @@ export async function linkNodesToHosts(
 ): Promise<LinkageCounts> {
   const row = await queryOne<{ linked: number; unlinked: number }>(
     tx,
-    `with ips as (
+    prepared(`with ips as (
        select * from unnest($3::text[], $4::inet[]) as a(node_name, ip)
      ),
      m as (
@@ -549,7 +552,7 @@ export async function linkNodesToHosts(
      )
      select count(*) filter (where host_id is not null)::int as linked,
             count(*) filter (where host_id is null)::int as unlinked
-     from m`,
+     from m`),
     [
       clusterId,
       environmentId,

@@ -810,9 +810,15 @@ export async function syncInventory(
     },
     {
       timeoutMs: options.timeoutMs ?? 60_000,
-      // A large cluster's rows arrive as one multi-MB parameter per kind:
-      // enough memory keeps its hash joins from spilling to disk.
-      settings: { work_mem: '64MB' },
+      settings: {
+        // A large cluster's rows arrive as one multi-MB parameter per kind:
+        // enough memory keeps its hash joins from spilling to disk.
+        work_mem: '64MB',
+        // The statements are prepared (repo.ts); a custom plan would be
+        // made again on every bind, and no parameter here changes the plan
+        // (a cluster id, one JSON array whose rows the planner cannot see).
+        plan_cache_mode: 'force_generic_plan',
+      },
     },
   );
 }
