@@ -8,6 +8,7 @@
 import { connect } from '@nats-io/transport-node';
 import { startKubeQueryResponder } from '../shared/agent/responder.ts';
 import { startFakeKube } from '../test/helpers/fake-kube.ts';
+import { answerGcPauses } from './gc-pauses.ts';
 import { benchCluster } from './live-fixtures.ts';
 
 const [natsUrl, agentId] = process.argv.slice(2);
@@ -28,6 +29,7 @@ const responder = await startKubeQueryResponder({
   // The per-read audit line would flood the benchmark's output.
   logger: { info: () => {}, warn: () => {}, error: () => {} },
 });
+answerGcPauses();
 process.send?.('ready');
 process.on('disconnect', () => {
   // The parent may already have stopped the NATS server: a failed drain is
