@@ -168,18 +168,51 @@ export function slugify(name: string): string {
 
 const NUL_ESCAPE = /(?<!\\)\\u0000/g;
 
+/** Where an incoming row is read from, by its index in its kind. */
+interface RowSource {
+  row(index: number): unknown;
+}
+
 /**
  * One incoming row: its key, the digests of its bytes as sent, and the row
  * itself: validated when `changed` (on first read for a kind validated as
- * written); as sent (and known valid), parsed on first read, when not.
+ * written); as sent (and known valid), parsed on first read, when not. One
+ * shape for every row, with no closure of its own: a resync makes one per
+ * row it was sent, and most are never read.
  */
-interface IncomingRow {
-  key: string;
-  hash: string;
+class IncomingRow {
+  readonly key: string;
+  readonly hash: string;
   /** Workloads: the digest of their spec facts as sent. */
-  factsHash: string | undefined;
-  row: unknown;
-  changed: boolean;
+  readonly factsHash: string | undefined;
+  readonly changed: boolean;
+  /** Undefined for a row given as a value (`#value`). */
+  readonly #source: RowSource | undefined;
+  readonly #index: number;
+  readonly #value: unknown;
+
+  constructor(
+    key: string,
+    digest: SentDigest,
+    changed: boolean,
+    source: RowSource | undefined,
+    index: number,
+    value?: unknown,
+  ) {
+    this.key = key;
+    this.hash = digest.hash;
+    this.factsHash = digest.factsHash;
+    this.changed = changed;
+    this.#source = source;
+    this.#index = index;
+    this.#value = value;
+  }
+
+  get row(): unknown {
+    return this.#source === undefined
+      ? this.#value
+      : this.#source.row(this.#index);
+  }
 }
 
 /**
@@ -431,29 +464,26 @@ function checkRows(
     const valid = validated[kind];
     const keys = sentKeys.get(kind);
     if (sentRows === undefined) continue;
+    const asSent: RowSource = { row: (i) => sentRows.value(i) };
+    const validatedLater: RowSource = { row: (i) => deferred.row(kind, i) };
     rows[kind] = (sent.get(kind) ?? []).map((d, i) => {
-      if (d.same !== undefined) return unchangedRow(d, d.same.key, sentRows, i);
+      if (d.same !== undefined) {
+        return new IncomingRow(d.same.key, d, false, asSent, i);
+      }
       const key = keys?.get(i);
       if (key !== undefined) {
         deferred.defer(kind, i);
-        return {
-          key,
-          hash: d.hash,
-          factsHash: d.factsHash,
-          changed: true,
-          get row() {
-            return deferred.row(kind, i);
-          },
-        };
+        return new IncomingRow(key, d, true, validatedLater, i);
       }
       const row = valid?.get(i);
-      return {
-        key: naturalKey(def, row as DbRow),
-        hash: d.hash,
-        factsHash: d.factsHash,
+      return new IncomingRow(
+        naturalKey(def, row as DbRow),
+        d,
+        true,
+        undefined,
+        i,
         row,
-        changed: true,
-      };
+      );
     });
   }
   return { rows, deferred };
@@ -481,24 +511,6 @@ function keyAsSent(
     return undefined;
   }
   return naturalKey(def, fields);
-}
-
-/** An unchanged row: parsed as sent only when a step reads it. */
-function unchangedRow(
-  d: SentDigest,
-  key: string,
-  rows: SentRows,
-  i: number,
-): IncomingRow {
-  return {
-    key,
-    hash: d.hash,
-    factsHash: d.factsHash,
-    changed: false,
-    get row() {
-      return rows.value(i);
-    },
-  };
 }
 
 /** Validates every row (nothing stored to compare with), or refuses. */

@@ -13,7 +13,12 @@
  * would end it, so when all the pieces parse, the whole message parses to
  * the same value. Whatever the scan does not recognize, it gives up on
  * (`undefined`), and the caller parses the message whole.
+ *
+ * Rows are objects, most of a message's bytes: where each ends is found by
+ * a small WebAssembly function reading 64 bytes at a time
+ * (object-end.wat), over a copy of the bytes in its memory.
  */
+import { OBJECT_END_WASM } from './object-end-wasm.ts';
 
 /** Where the rows of one array are, in the scanned bytes: [start, end). */
 export interface RowSpans {
@@ -47,20 +52,51 @@ function skipSpace(b: Uint8Array, i: number): number {
 }
 
 /**
- * The bytes scanned, as a plain Uint8Array (every read site sees one kind
- * of array), and a view that reads them four at a time.
+ * The bytes scanned, copied to the WebAssembly memory (every read site
+ * sees one kind of array), and a view that reads them four at a time.
  */
 interface Scanned {
   b: Uint8Array;
   words: DataView;
 }
 
+/** Node's WebAssembly global, whose types no lib loaded here declares. */
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      Module: new (bytes: Uint8Array) => object;
+      Instance: new (module: object) => { exports: unknown };
+    };
+  }
+).WebAssembly;
+
+const objectEndModule = new wasm.Instance(
+  new wasm.Module(Buffer.from(OBJECT_END_WASM, 'base64')),
+).exports as {
+  memory: { buffer: ArrayBuffer; grow(pages: number): number };
+  objectEnd(start: number, length: number): number;
+};
+
+/** Zero bytes after the copy: objectEnd reads up to 63 bytes past it. */
+const PADDING = 64;
+const PAGE = 65536;
+
+/**
+ * Copies `bytes` to the start of the WebAssembly memory, grown when they
+ * do not fit (it keeps the largest message's size). One scan at a time
+ * owns the memory: each call that scans copies its bytes first, and none
+ * keeps them past its return.
+ */
 function scanned(bytes: Uint8Array): Scanned {
-  const { buffer, byteOffset, byteLength } = bytes;
-  return {
-    b: new Uint8Array(buffer, byteOffset, byteLength),
-    words: new DataView(buffer, byteOffset, byteLength),
-  };
+  const { memory } = objectEndModule;
+  const need = bytes.length + PADDING;
+  if (need > memory.buffer.byteLength) {
+    memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
+  }
+  const b = new Uint8Array(memory.buffer, 0, bytes.length);
+  b.set(bytes);
+  new Uint8Array(memory.buffer, bytes.length, PADDING).fill(0);
+  return { b, words: new DataView(memory.buffer, 0, bytes.length) };
 }
 
 const QUOTES = 0x22222222;
@@ -126,20 +162,7 @@ function valueEnd(s: Scanned, i: number): number {
   const first = b[i];
   if (first === QUOTE) return stringEnd(s, i);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {
-    let depth = 0;
-    for (let at = i; at < n; at++) {
-      const c = b[at];
-      if (c === QUOTE) {
-        at = stringEnd(s, at) - 1;
-        if (at < 0) return -1;
-      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-        depth++;
-      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        depth--;
-        if (depth === 0) return at + 1;
-      }
-    }
-    return -1;
+    return objectEndModule.objectEnd(i, n);
   }
   // A number or a literal: up to what may follow a value.
   let at = i;
@@ -323,16 +346,23 @@ export function memberSpan(
   start: number,
   name: string,
 ): MemberSpan | null | undefined {
-  const s = scanned(bytes);
+  // The object's bytes only (all the scan reads), so the copy is the row's.
+  const s = scanned(bytes.subarray(start));
   const b = s.b;
-  if (b[start] !== OPEN_BRACE) return undefined;
+  if (b[0] !== OPEN_BRACE) return undefined;
   const nameBytes = Buffer.from(name);
   let found: MemberSpan | null = null;
-  const end = scanMembers(s, start, (nameStart, nameEnd, valueStart) => {
+  const end = scanMembers(s, 0, (nameStart, nameEnd, valueStart) => {
     const named = isMemberName(b, nameStart, nameEnd, name, nameBytes);
     if (named === undefined) return -1;
     const after = valueEnd(s, valueStart);
-    if (named) found = { nameStart, valueStart, valueEnd: after };
+    if (named) {
+      found = {
+        nameStart: start + nameStart,
+        valueStart: start + valueStart,
+        valueEnd: start + after,
+      };
+    }
     return after;
   });
   return end < 0 ? undefined : found;
@@ -348,4 +378,12 @@ export function scanArray(bytes: Uint8Array): RowSpans | undefined {
     return undefined;
   }
   return elements.spans;
+}
+
+/**
+ * The index just past the object or array at `start` (its open bracket),
+ * or -1, as the scan finds it. Exported for its tests.
+ */
+export function objectEnd(bytes: Uint8Array, start: number): number {
+  return objectEndModule.objectEnd(start, scanned(bytes).b.length);
 }

@@ -384,6 +384,22 @@ describe('decodeQueuedInventory', () => {
     expect(decoded.json.toString()).toBe(json.toString());
   });
 
+  it('reads a gzip body whose trailer states less than it inflates to, in several chunks', async () => {
+    // Prepare: the trailer states the last member's size only (5 bytes);
+    // the first inflates to more than one chunk the inflate is sized by.
+    const head = Buffer.from(`{"pad":"${'0123456789abcdef'.repeat(20 * KiB)}"`);
+    const tail = Buffer.from(',"a":1}');
+    const body = Buffer.concat([gzipSync(head), gzipSync(tail)]);
+    const encoded = encodeForQueue(input(body, { contentEncoding: 'gzip' }));
+
+    // Act
+    const decoded = await decodeQueuedInventory(encodedRecord(encoded), s3);
+
+    // Assess
+    expect(body.readUInt32LE(body.length - 4)).toBe(tail.length);
+    expect(decoded.json.equals(Buffer.concat([head, tail]))).toBe(true);
+  });
+
   it('caps the inflated size over all members of a gzip body, not each', async () => {
     // Prepare: four members of 40 KiB each, every one under a 64 KiB cap.
     const member = gzipSync(Buffer.alloc(40 * KiB, 0x20));
