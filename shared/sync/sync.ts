@@ -1061,15 +1061,17 @@ function copyValue(value: unknown): string {
 /** Ids of a copied row's link targets, by their names (listLinkIds). */
 type LinkIds = Map<Link, Map<string, string>>;
 
+/** A string as itself, anything else as no key (module level: per row). */
+function keyText(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
 function linkKey(link: Link, row: DbRow): string | undefined {
-  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  if (link === 'namespace') return text(row.namespace);
-  if (link === 'node') return text(row.node_name);
-  const [kind, namespace, name] = [
-    text(row.workload_kind),
-    text(row.namespace),
-    text(row.workload_name),
-  ];
+  if (link === 'namespace') return keyText(row.namespace);
+  if (link === 'node') return keyText(row.node_name);
+  const kind = keyText(row.workload_kind);
+  const namespace = keyText(row.namespace);
+  const name = keyText(row.workload_name);
   return kind === undefined || namespace === undefined || name === undefined
     ? undefined
     : `${kind}\u0001${namespace}\u0001${name}`;
