@@ -48,6 +48,7 @@ import {
   KINDS,
   type KindDefinition,
   type KindKey,
+  keyOf,
   type Link,
   naturalKey,
   PRUNE_ORDER,
@@ -320,12 +321,17 @@ export function digestSent(
 }
 
 /**
- * Kinds whose new and changed rows are validated as they are written, not
- * before: a large first sync's pods are most of its validation, which then
- * runs while the database writes the chunk before. Only their keys are
- * read first, from the rows as sent. No step before their own reads them.
+ * Kinds whose new and changed rows are parsed and validated as they are
+ * written, not before: every kind that no step before its own reads. A
+ * large first sync's rows are then parsed while the database writes the
+ * kind or chunk before, not while it waits for the first write. Only their
+ * keys are read first, from the key members' bytes. The HPAs, which the
+ * workloads' facts step reads, and the nodes, read by linkage, are
+ * validated up front.
  */
-const VALIDATED_AS_WRITTEN: ReadonlySet<KindKey> = new Set(['pods']);
+const VALIDATED_AS_WRITTEN: ReadonlySet<KindKey> = new Set(
+  KIND_ORDER.filter((kind) => kind !== 'hpas' && kind !== 'nodes'),
+);
 
 /**
  * The validation of the rows checkRows leaves for later: `row(kind, i)`
@@ -469,6 +475,9 @@ function keyAsSent(
   rows: SentRows,
   i: number,
 ): string | undefined {
+  // Read from the key members' bytes: the row is parsed when validated.
+  const sent = rows.strings(i, def.keyColumns);
+  if (sent !== undefined) return keyOf(sent);
   let row: unknown;
   try {
     row = rows.value(i);

@@ -338,6 +338,39 @@ export function memberSpan(
   return end < 0 ? undefined : found;
 }
 
+/**
+ * The members `names` of the object at `start` in one pass, each by its
+ * last occurrence as JSON.parse reads it (null when absent); undefined when
+ * the bytes are no object this scan can follow.
+ */
+export function memberSpans(
+  bytes: Uint8Array,
+  start: number,
+  names: readonly string[],
+): (MemberSpan | null)[] | undefined {
+  const s = scanned(bytes);
+  const b = s.b;
+  if (b[start] !== OPEN_BRACE) return undefined;
+  const nameBytes = names.map((name) => Buffer.from(name));
+  const found: (MemberSpan | null)[] = names.map(() => null);
+  const end = scanMembers(s, start, (nameStart, nameEnd, valueStart) => {
+    const after = valueEnd(s, valueStart);
+    for (let k = 0; k < names.length; k++) {
+      const named = isMemberName(
+        b,
+        nameStart,
+        nameEnd,
+        names[k] as string,
+        nameBytes[k] as Uint8Array,
+      );
+      if (named === undefined) return -1;
+      if (named) found[k] = { nameStart, valueStart, valueEnd: after };
+    }
+    return after;
+  });
+  return end < 0 ? undefined : found;
+}
+
 /** The spans of an array's elements, for a JSON text that is one array. */
 export function scanArray(bytes: Uint8Array): RowSpans | undefined {
   const s = scanned(bytes);
