@@ -338,6 +338,18 @@ export function memberSpan(
   return end < 0 ? undefined : found;
 }
 
+/** Member names' bytes, kept: the same few names are looked up per row. */
+const NAME_BYTES = new Map<string, Uint8Array>();
+
+function bytesOfName(name: string): Uint8Array {
+  let bytes = NAME_BYTES.get(name);
+  if (bytes === undefined && NAME_BYTES.size < 64) {
+    bytes = Buffer.from(name);
+    NAME_BYTES.set(name, bytes);
+  }
+  return bytes ?? Buffer.from(name);
+}
+
 /**
  * The members `names` of the object at `start` in one pass, each by its
  * last occurrence as JSON.parse reads it (null when absent); undefined when
@@ -351,7 +363,7 @@ export function memberSpans(
   const s = scanned(bytes);
   const b = s.b;
   if (b[start] !== OPEN_BRACE) return undefined;
-  const nameBytes = names.map((name) => Buffer.from(name));
+  const nameBytes = names.map(bytesOfName);
   const found: (MemberSpan | null)[] = names.map(() => null);
   const end = scanMembers(s, start, (nameStart, nameEnd, valueStart) => {
     const after = valueEnd(s, valueStart);
