@@ -82,13 +82,14 @@ export async function applyWorkloadFacts(
   for (const workload of workloads.values()) {
     const facts = workload.spec_facts;
     if (!facts) continue; // absent means unknown: the stored set is kept
-    const digest = factsDigest(facts);
     const stored = input.stored.get(workloadKey(workload));
     if (!stored) {
-      // New to this cluster: its insert stored these facts as the baseline.
+      // New to this cluster: its insert stored these facts as the baseline
+      // (and their digest, taken there).
       result.baselined++;
       continue;
     }
+    const digest = factsDigest(facts);
     if (stored?.spec_facts_hash === digest) {
       // Same facts: nothing to diff or store. A replay still counts as not newer.
       if (stored.spec_facts_at && input.snapshotAt <= stored.spec_facts_at) {

@@ -452,5 +452,10 @@ export const KINDS: { readonly [K in KindKey]: KindDefinition<K> } = {
 
 /** A row's natural key as one string, in the same spelling SQL builds it. */
 export function naturalKey(def: KindDefinition, row: DbRow): string {
-  return def.keyColumns.map((c) => String(row[c])).join('\u0001');
+  return keyOf(def.keyColumns.map((c) => row[c]));
+}
+
+/** A key from its columns' values, in keyColumns' order. */
+export function keyOf(values: readonly unknown[]): string {
+  return values.map(String).join('\u0001');
 }

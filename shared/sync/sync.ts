@@ -48,6 +48,7 @@ import {
   KINDS,
   type KindDefinition,
   type KindKey,
+  keyOf,
   type Link,
   naturalKey,
   PRUNE_ORDER,
@@ -116,8 +117,9 @@ export interface SyncResult {
   linkage: LinkageCounts;
   durationMs: number;
   /**
-   * Of durationMs, the client's CPU-bound work under the lock before any
-   * write: each row's digest and the schema on the new or changed rows.
+   * Of durationMs, the client's CPU-bound work on the rows under the lock:
+   * each row's digest and key, and the schema on the new or changed rows
+   * (before any write, or for a kind validated as written in its step).
    */
   validationMs: number;
   /**
@@ -353,32 +355,65 @@ export function digestSent(
 }
 
 /**
- * Kinds whose new and changed rows are validated as they are written, not
- * before: a large first sync's pods are most of its validation, which then
- * runs while the database writes the chunk before. Only their keys are
- * read first, from the rows as sent. No step before their own reads them.
+ * Kinds whose new and changed rows are parsed and validated as they are
+ * written, not before: every kind that no step before its own reads. A
+ * large first sync's rows are then parsed while the database writes the
+ * kind or chunk before, not while it waits for the first write. Only their
+ * keys are read first, from the key members' bytes. The HPAs, which the
+ * workloads' facts step reads, and the nodes, read by linkage, are
+ * validated up front.
  */
-const VALIDATED_AS_WRITTEN: ReadonlySet<KindKey> = new Set(['pods']);
+const VALIDATED_AS_WRITTEN: ReadonlySet<KindKey> = new Set(
+  KIND_ORDER.filter((kind) => kind !== 'hpas' && kind !== 'nodes'),
+);
 
 /**
  * The validation of the rows checkRows leaves for later: `row(kind, i)`
- * validates one on first read; `finish()` validates every one not read
- * yet, and is run before the commit, so that a malformed row refuses the
- * whole message even if no step read it (a duplicate key's earlier row).
+ * validates one on first read; `finish()` reads every kind not read yet
+ * and validates every row not validated yet, and is run before the commit,
+ * so that a malformed row refuses the whole message even if no step read
+ * it (a duplicate key's earlier row, a kind no step reached).
  */
 class DeferredValidation {
-  /** Time spent validating here, added to the sync's validation time. */
+  /** Time spent reading and validating rows: the sync's validation time. */
   ms = 0;
   readonly #inventory: WireInventory;
-  readonly #validated: Partial<Record<KindKey, Map<number, unknown>>>;
+  readonly #validated: Partial<Record<KindKey, Map<number, unknown>>> = {};
   readonly #pending = new Map<KindKey, number[]>();
+  /** Kinds whose rows are digested and keyed only when first read. */
+  readonly #unread = new Map<KindKey, () => unknown>();
 
-  constructor(
-    inventory: WireInventory,
-    validated: Partial<Record<KindKey, Map<number, unknown>>>,
-  ) {
+  constructor(inventory: WireInventory) {
     this.#inventory = inventory;
-    this.#validated = validated;
+  }
+
+  #timing = false;
+
+  /** Times `fn` into `ms` (a read of a kind, a validation), once. */
+  timed<T>(fn: () => T): T {
+    if (this.#timing) return fn();
+    this.#timing = true;
+    const started = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.ms += performance.now() - started;
+      this.#timing = false;
+    }
+  }
+
+  unread(kind: KindKey, read: () => unknown): void {
+    this.#unread.set(kind, read);
+  }
+
+  read(kind: KindKey): void {
+    this.#unread.delete(kind);
+  }
+
+  /** Validates rows now (their keys are no strings as sent), or refuses. */
+  validateNow(kind: KindKey, indexes: readonly number[]): Map<number, unknown> {
+    if (indexes.length > 0) this.#validate(kind, indexes);
+    return this.#validated[kind] ?? new Map();
   }
 
   defer(kind: KindKey, index: number): void {
@@ -396,6 +431,7 @@ class DeferredValidation {
   }
 
   finish(): void {
+    for (const read of [...this.#unread.values()]) read();
     for (const [kind, indexes] of this.#pending) {
       const valid = this.#validated[kind];
       const left = indexes.filter((i) => !valid?.has(i));
@@ -404,15 +440,12 @@ class DeferredValidation {
   }
 
   #validate(kind: KindKey, indexes: readonly number[]): void {
-    const started = performance.now();
-    try {
+    this.timed(() => {
       const out = validateRows(this.#inventory, { [kind]: indexes });
       const valid = this.#validated[kind] ?? new Map<number, unknown>();
       for (const [i, row] of out[kind] ?? []) valid.set(i, row);
       this.#validated[kind] = valid;
-    } finally {
-      this.ms += performance.now() - started;
-    }
+    });
   }
 }
 
@@ -421,8 +454,10 @@ class DeferredValidation {
  * validated by the wire schema (all of them on a first sync): a malformed
  * one refuses the whole message with the reason the whole schema would
  * give, before anything is written or, for a kind validated as written
- * (VALIDATED_AS_WRITTEN), before the commit. An unchanged row is read
- * (parsed, as sent) only if a later step reads it.
+ * (VALIDATED_AS_WRITTEN), before the commit. Such a kind's rows are
+ * digested and keyed only when its step first reads them, so a large
+ * first sync does that while the database writes the kinds before. An
+ * unchanged row is read (parsed, as sent) only if a later step reads it.
  */
 function checkRows(
   inventory: WireInventory,
@@ -432,61 +467,75 @@ function checkRows(
   rows: Partial<Record<KindKey, IncomingRow[]>>;
   deferred: DeferredValidation;
 } {
-  const sent = new Map<KindKey, SentDigest[]>();
-  const changed: Partial<Record<KindKey, number[]>> = {};
-  /** Deferred rows' keys, read from the rows as sent. */
-  const sentKeys = new Map<KindKey, Map<number, string>>();
-  for (const kind of kinds) {
-    const rows = inventory[kind];
-    if (rows === undefined) continue;
-    const digests = digestSent(kind, rows, stored.get(kind));
-    sent.set(kind, digests);
-    const def = KINDS[kind] as KindDefinition;
-    const keys = new Map<number, string>();
-    const indexes: number[] = [];
-    for (let i = 0; i < digests.length; i++) {
-      if (digests[i]?.same !== undefined) continue;
-      const key = VALIDATED_AS_WRITTEN.has(kind)
-        ? keyAsSent(def, rows, i)
-        : undefined;
-      if (key === undefined) indexes.push(i);
-      else keys.set(i, key);
-    }
-    changed[kind] = indexes;
-    if (keys.size > 0) sentKeys.set(kind, keys);
-  }
-  const validated = validateRows(inventory, changed);
-  const deferred = new DeferredValidation(inventory, validated);
+  const deferred = new DeferredValidation(inventory);
   const rows: Partial<Record<KindKey, IncomingRow[]>> = {};
   for (const kind of kinds) {
-    const def = KINDS[kind] as KindDefinition;
     const sentRows = inventory[kind];
-    const valid = validated[kind];
-    const keys = sentKeys.get(kind);
     if (sentRows === undefined) continue;
-    const asSent: RowSource = { row: (i) => sentRows.value(i) };
-    const validatedLater: RowSource = { row: (i) => deferred.row(kind, i) };
-    rows[kind] = (sent.get(kind) ?? []).map((d, i) => {
-      if (d.same !== undefined) {
-        return new IncomingRow(d.same.key, d, false, asSent, i);
+    const read = () => kindRows(kind, sentRows, stored.get(kind), deferred);
+    if (!VALIDATED_AS_WRITTEN.has(kind)) {
+      rows[kind] = deferred.timed(read);
+      continue;
+    }
+    let memo: IncomingRow[] | undefined;
+    const once = () => {
+      if (memo === undefined) {
+        deferred.read(kind);
+        memo = deferred.timed(read);
       }
-      const key = keys?.get(i);
-      if (key !== undefined) {
-        deferred.defer(kind, i);
-        return new IncomingRow(key, d, true, validatedLater, i);
-      }
-      const row = valid?.get(i);
-      return new IncomingRow(
-        naturalKey(def, row as DbRow),
-        d,
-        true,
-        undefined,
-        i,
-        row,
-      );
-    });
+      return memo;
+    };
+    deferred.unread(kind, once);
+    Object.defineProperty(rows, kind, { enumerable: true, get: once });
   }
   return { rows, deferred };
+}
+
+/**
+ * One kind's rows: each digested and looked up among the stored ones, a
+ * new or changed one validated now, or (VALIDATED_AS_WRITTEN) keyed from
+ * its bytes and validated when first read.
+ */
+function kindRows(
+  kind: KindKey,
+  sentRows: SentRows,
+  stored: ReadonlyMap<string, StoredRow> | undefined,
+  deferred: DeferredValidation,
+): IncomingRow[] {
+  const def = KINDS[kind] as KindDefinition;
+  const digests = digestSent(kind, sentRows, stored);
+  const keys = new Map<number, string>();
+  const now: number[] = [];
+  for (let i = 0; i < digests.length; i++) {
+    if (digests[i]?.same !== undefined) continue;
+    const key = VALIDATED_AS_WRITTEN.has(kind)
+      ? keyAsSent(def, sentRows, i)
+      : undefined;
+    if (key === undefined) now.push(i);
+    else keys.set(i, key);
+  }
+  const valid = deferred.validateNow(kind, now);
+  const asSent: RowSource = { row: (i) => sentRows.value(i) };
+  const validatedLater: RowSource = { row: (i) => deferred.row(kind, i) };
+  return digests.map((d, i) => {
+    if (d.same !== undefined) {
+      return new IncomingRow(d.same.key, d, false, asSent, i);
+    }
+    const key = keys.get(i);
+    if (key !== undefined) {
+      deferred.defer(kind, i);
+      return new IncomingRow(key, d, true, validatedLater, i);
+    }
+    const row = valid.get(i);
+    return new IncomingRow(
+      naturalKey(def, row as DbRow),
+      d,
+      true,
+      undefined,
+      i,
+      row,
+    );
+  });
 }
 
 /**
@@ -499,6 +548,9 @@ function keyAsSent(
   rows: SentRows,
   i: number,
 ): string | undefined {
+  // Read from the key members' bytes: the row is parsed when validated.
+  const sent = rows.strings(i, def.keyColumns);
+  if (sent !== undefined) return keyOf(sent);
   let row: unknown;
   try {
     row = rows.value(i);
@@ -739,10 +791,8 @@ export async function syncInventory(
         storedByKind.set(row.kind, byKey);
         byKey.set(row.key, row);
       }
-      const checking = performance.now();
       const { rows, deferred } = checkRows(inventory, present, storedByKind);
       const seriesRows = seriesRowsOf(rows);
-      const checkingMs = performance.now() - checking;
 
       const applied = {
         at: cluster.last_snapshot_at,
@@ -764,7 +814,7 @@ export async function syncInventory(
             notNewer: new Set((rows.workloads ?? []).map((w) => w.key)).size,
           },
           durationMs: performance.now() - started,
-          validationMs: checkingMs + deferred.ms,
+          validationMs: deferred.ms,
           seriesRows,
         };
       }
@@ -816,7 +866,7 @@ export async function syncInventory(
         linkage,
         facts,
         durationMs: performance.now() - started,
-        validationMs: checkingMs + deferred.ms,
+        validationMs: deferred.ms,
         seriesRows,
       };
     },
@@ -1079,15 +1129,17 @@ function copyValue(value: unknown): string {
 /** Ids of a copied row's link targets, by their names (listLinkIds). */
 type LinkIds = Map<Link, Map<string, string>>;
 
+/** A string as itself, anything else as no key (module level: per row). */
+function keyText(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
 function linkKey(link: Link, row: DbRow): string | undefined {
-  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  if (link === 'namespace') return text(row.namespace);
-  if (link === 'node') return text(row.node_name);
-  const [kind, namespace, name] = [
-    text(row.workload_kind),
-    text(row.namespace),
-    text(row.workload_name),
-  ];
+  if (link === 'namespace') return keyText(row.namespace);
+  if (link === 'node') return keyText(row.node_name);
+  const kind = keyText(row.workload_kind);
+  const namespace = keyText(row.namespace);
+  const name = keyText(row.workload_name);
   return kind === undefined || namespace === undefined || name === undefined
     ? undefined
     : `${kind}\u0001${namespace}\u0001${name}`;
@@ -1206,7 +1258,8 @@ async function applyKinds(
   linkage: LinkageCounts;
   facts: FactsStepResult;
 }> {
-  const present = KIND_ORDER.filter((k) => rows[k] !== undefined);
+  // From the message: reading `rows` would read every kind at once.
+  const present = KIND_ORDER.filter((k) => inventory[k] !== undefined);
   // The figures follow each write (migrations/0023's triggers), in
   // proportion to the rows it wrote. A first sync writes every row: one
   // recompute after the prune reads them once instead.

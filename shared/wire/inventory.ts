@@ -39,6 +39,7 @@ import { RejectedInventoryError } from '../errors.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
 import { asBuffer, scanMessage } from './message-scan.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
+import { rowWalk, UNDECIDED } from './row-walk.ts';
 import { SentRows } from './sent-rows.ts';
 import { specFactsSchema } from './spec-facts.ts';
 import {
@@ -1039,6 +1040,27 @@ function refusalOfWhole(
   return undefined;
 }
 
+type RowValidator = (row: unknown) => z.ZodSafeParseResult<unknown>;
+
+/**
+ * A kind's row validation as the sync runs it: the schema compiled for the
+ * rows it vouches for (row-walk.ts, the same rules and the same output),
+ * zod's own parse for any other, which accepts it or names why not.
+ */
+function rowValidator(schema: z.ZodType): RowValidator {
+  const walk = rowWalk(schema);
+  return (row) => {
+    const data = walk(row);
+    if (data !== UNDECIDED) return { success: true, data };
+    return schema.safeParse(row, { error: errorMap });
+  };
+}
+
+/** Each kind's row validation (rowValidator), by kind. */
+export const ROW_VALIDATORS: Record<KindKey, RowValidator> = Object.fromEntries(
+  KIND_KEYS.map((kind) => [kind, rowValidator(ROW_SCHEMAS[kind])]),
+) as Record<KindKey, RowValidator>;
+
 /**
  * The rows of each kind at the given indexes, parsed, validated and
  * normalized as the whole schema does. A message with any malformed one
@@ -1061,7 +1083,7 @@ export function validateRows(
     const rows = inventory[kind];
     const wanted = indexes[kind];
     if (rows === undefined || wanted === undefined) continue;
-    const schema: z.ZodType = ROW_SCHEMAS[kind];
+    const validate = ROW_VALIDATORS[kind];
     const valid = new Map<number, unknown>();
     for (const index of wanted) {
       let row: unknown;
@@ -1083,7 +1105,7 @@ export function validateRows(
           continue;
         }
       }
-      const result = schema.safeParse(row, { error: errorMap });
+      const result = validate(row);
       if (result.success) {
         valid.set(index, result.data);
       } else {

@@ -368,6 +368,51 @@ export function memberSpan(
   return end < 0 ? undefined : found;
 }
 
+/** Member names' bytes, kept: the same few names are looked up per row. */
+const NAME_BYTES = new Map<string, Uint8Array>();
+
+function bytesOfName(name: string): Uint8Array {
+  let bytes = NAME_BYTES.get(name);
+  if (bytes === undefined && NAME_BYTES.size < 64) {
+    bytes = Buffer.from(name);
+    NAME_BYTES.set(name, bytes);
+  }
+  return bytes ?? Buffer.from(name);
+}
+
+/**
+ * The members `names` of the object at `start` in one pass, each by its
+ * last occurrence as JSON.parse reads it (null when absent); undefined when
+ * the bytes are no object this scan can follow.
+ */
+export function memberSpans(
+  bytes: Uint8Array,
+  start: number,
+  names: readonly string[],
+): (MemberSpan | null)[] | undefined {
+  const s = scanned(bytes);
+  const b = s.b;
+  if (b[start] !== OPEN_BRACE) return undefined;
+  const nameBytes = names.map(bytesOfName);
+  const found: (MemberSpan | null)[] = names.map(() => null);
+  const end = scanMembers(s, start, (nameStart, nameEnd, valueStart) => {
+    const after = valueEnd(s, valueStart);
+    for (let k = 0; k < names.length; k++) {
+      const named = isMemberName(
+        b,
+        nameStart,
+        nameEnd,
+        names[k] as string,
+        nameBytes[k] as Uint8Array,
+      );
+      if (named === undefined) return -1;
+      if (named) found[k] = { nameStart, valueStart, valueEnd: after };
+    }
+    return after;
+  });
+  return end < 0 ? undefined : found;
+}
+
 /** The spans of an array's elements, for a JSON text that is one array. */
 export function scanArray(bytes: Uint8Array): RowSpans | undefined {
   const s = scanned(bytes);

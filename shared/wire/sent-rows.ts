@@ -3,7 +3,12 @@
  * when read. A resync digests each row straight from its bytes and reads
  * (parses, validates) only the rows whose digests it does not know.
  */
-import { memberSpan, type RowSpans, scanArray } from './message-scan.ts';
+import {
+  memberSpan,
+  memberSpans,
+  type RowSpans,
+  scanArray,
+} from './message-scan.ts';
 
 /** A row's bytes cut around one of its members (see SentRows.around). */
 export interface CutRow {
@@ -14,6 +19,8 @@ export interface CutRow {
   /** From after the member's value to the row's end. */
   tail: Uint8Array;
 }
+
+const QUOTE = 0x22;
 
 export class SentRows {
   readonly length: number;
@@ -79,6 +86,28 @@ export class SentRows {
   /** Every row parsed as sent. */
   values(): unknown[] {
     return Array.from({ length: this.length }, (_, i) => this.value(i));
+  }
+
+  /**
+   * The string values of row `i`'s members `names` (each by its last
+   * occurrence, as JSON.parse reads it), read from their bytes without
+   * parsing the row: undefined when one is absent or no string, or the
+   * row is no object the scan can follow.
+   */
+  strings(i: number, names: readonly string[]): string[] | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    const spans = memberSpans(this.#view(0, end), start, names);
+    if (spans === undefined) return undefined;
+    const out: string[] = [];
+    for (const span of spans) {
+      if (span === null || this.#bytes[span.valueStart] !== QUOTE) {
+        return undefined;
+      }
+      const text = this.#bytes.toString('utf8', span.valueStart, span.valueEnd);
+      out.push(JSON.parse(text) as string);
+    }
+    return out;
   }
 
   /**

@@ -22,7 +22,7 @@ import {
   decodeInventoryJson,
   KIND_KEYS,
   parseInventoryJson,
-  ROW_SCHEMAS,
+  ROW_VALIDATORS,
 } from '../../../shared/wire/inventory.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import {
@@ -86,14 +86,11 @@ describe('validating only what changed', () => {
     const counts: Record<string, number> = {};
     for (const kind of KIND_KEYS) {
       counts[kind] = 0;
-      const schema = ROW_SCHEMAS[kind];
-      const original = schema.safeParse.bind(schema);
-      vi.spyOn(schema, 'safeParse').mockImplementation(((
-        ...args: Parameters<typeof original>
-      ) => {
+      const original = ROW_VALIDATORS[kind];
+      vi.spyOn(ROW_VALIDATORS, kind).mockImplementation((row) => {
         counts[kind] = (counts[kind] ?? 0) + 1;
-        return original(...args);
-      }) as typeof schema.safeParse);
+        return original(row);
+      });
     }
     return counts;
   }
