@@ -390,12 +390,13 @@ export function memberSpans(
   start: number,
   names: readonly string[],
 ): (MemberSpan | null)[] | undefined {
-  const s = scanned(bytes);
+  // The object's bytes only, as memberSpan: the copy is the row's.
+  const s = scanned(bytes.subarray(start));
   const b = s.b;
-  if (b[start] !== OPEN_BRACE) return undefined;
+  if (b[0] !== OPEN_BRACE) return undefined;
   const nameBytes = names.map(bytesOfName);
   const found: (MemberSpan | null)[] = names.map(() => null);
-  const end = scanMembers(s, start, (nameStart, nameEnd, valueStart) => {
+  const end = scanMembers(s, 0, (nameStart, nameEnd, valueStart) => {
     const after = valueEnd(s, valueStart);
     for (let k = 0; k < names.length; k++) {
       const named = isMemberName(
@@ -406,7 +407,13 @@ export function memberSpans(
         nameBytes[k] as Uint8Array,
       );
       if (named === undefined) return -1;
-      if (named) found[k] = { nameStart, valueStart, valueEnd: after };
+      if (named) {
+        found[k] = {
+          nameStart: start + nameStart,
+          valueStart: start + valueStart,
+          valueEnd: start + after,
+        };
+      }
     }
     return after;
   });
