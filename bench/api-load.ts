@@ -6,7 +6,8 @@
  * count of each status other than 200 (0: the request failed), and the
  * CPU time it spent.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { httpGet } from './http-get.ts';
 
 export interface LoadBatch {
   baseUrl: string;
@@ -29,22 +30,6 @@ export interface LoadResult {
   cpuMs: number;
 }
 
-function get(agent: Agent, url: string, token: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { agent, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-        res.resume();
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 let kept: Agent | undefined;
 
 async function runBatch(batch: LoadBatch): Promise<LoadResult> {
@@ -60,7 +45,11 @@ async function runBatch(batch: LoadBatch): Promise<LoadResult> {
       const path = batch.paths[next] ?? '';
       next += 1;
       const started = performance.now();
-      const status = await get(agent, `${batch.baseUrl}${path}`, batch.token);
+      const status = await httpGet(
+        agent,
+        `${batch.baseUrl}${path}`,
+        batch.token,
+      );
       latencies.push(performance.now() - started);
       if (status !== 200) failures.set(status, (failures.get(status) ?? 0) + 1);
     }

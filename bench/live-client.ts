@@ -11,9 +11,10 @@
  * keep-alive HTTP connection. Each route request is also told how long
  * each of the benchmark's processes waited for a CPU while it was out.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { answerGcPauses } from './gc-pauses.ts';
+import { httpGet } from './http-get.ts';
 import { RunQueueWaits, type Watched } from './run-queue.ts';
 
 export interface LiveBatch {
@@ -48,22 +49,6 @@ export interface LiveBatchResult {
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 let nc: NatsConnection | undefined;
 
-function get(url: string, token: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      url,
-      { agent: keepAlive, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-        res.resume();
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 async function runBatch(batch: LiveBatch): Promise<LiveBatchResult> {
   // Configured as the backend's connection is (shared/live/nats.ts), so
   // the agent's time carries the same client work as the route's.
@@ -90,7 +75,7 @@ async function runBatch(batch: LiveBatch): Promise<LiveBatchResult> {
     waits.take();
     const routeAt = Date.now();
     started = performance.now();
-    const status = await get(batch.url, token);
+    const status = await httpGet(keepAlive, batch.url, token);
     const routeMs = performance.now() - started;
     sent.push({
       directAt,
