@@ -346,26 +346,8 @@ export function memberSpan(
   start: number,
   name: string,
 ): MemberSpan | null | undefined {
-  // The object's bytes only (all the scan reads), so the copy is the row's.
-  const s = scanned(bytes.subarray(start));
-  const b = s.b;
-  if (b[0] !== OPEN_BRACE) return undefined;
-  const nameBytes = Buffer.from(name);
-  let found: MemberSpan | null = null;
-  const end = scanMembers(s, 0, (nameStart, nameEnd, valueStart) => {
-    const named = isMemberName(b, nameStart, nameEnd, name, nameBytes);
-    if (named === undefined) return -1;
-    const after = valueEnd(s, valueStart);
-    if (named) {
-      found = {
-        nameStart: start + nameStart,
-        valueStart: start + valueStart,
-        valueEnd: start + after,
-      };
-    }
-    return after;
-  });
-  return end < 0 ? undefined : found;
+  const spans = memberSpans(bytes, start, [name]);
+  return spans === undefined ? undefined : (spans[0] ?? null);
 }
 
 /** Member names' bytes, kept: the same few names are looked up per row. */
