@@ -30,12 +30,24 @@ import {
   parseInventoryJson,
 } from '../shared/wire/inventory.ts';
 import { benchDatabase, median, ms } from './common.ts';
+import { watchGc } from './gc-pauses.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SIZES: SizeName[] = (process.env.BENCH_SIZES?.split(
   ',',
 ) as SizeName[]) ?? ['small', 'medium', 'large'];
 
+const gcPauses = watchGc();
+
+/** Milliseconds of GC pause between two performance.now() readings. */
+async function gcPausedWithin(from: number, to: number): Promise<number> {
+  // The observer is told of a pause after it: let it catch up.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const [start, end] = [from, to].map((t) => performance.timeOrigin + t);
+  return gcPauses
+    .filter((p) => p.at >= (start ?? 0) && p.at < (end ?? 0))
+    .reduce((sum, p) => sum + p.ms, 0);
+}
 function rowCount(inv: Inventory): number {
   return KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
 }
@@ -106,6 +118,8 @@ interface Measured {
   figures: Record<Step, number[]>;
   /** This process's CPU time (user + system) of the same. */
   cpu: Record<Step, number[]>;
+  /** The garbage collector's pauses of this process within the same. */
+  gc: Record<Step, number[]>;
   floors: Record<Step, number[]>;
   /** `JSON.parse` alone of the first snapshot's text. */
   parse: number[];
@@ -140,6 +154,7 @@ async function measure(
 ): Promise<Measured> {
   const figures = steps();
   const cpu = steps();
+  const gc = steps();
   const floors = steps();
   const parse: number[] = [];
   let rows = 0;
@@ -182,9 +197,11 @@ async function measure(
       const cpuStart = process.cpuUsage();
       const started = performance.now();
       await ingest(db, agentId, bodies[step], now);
-      figures[step].push(performance.now() - started);
+      const ended = performance.now();
+      figures[step].push(ended - started);
       const used = process.cpuUsage(cpuStart);
       cpu[step].push((used.user + used.system) / 1000);
+      gc[step].push(await gcPausedWithin(started, ended));
     }
     const parsed = {
       first: parseInventoryJson(texts.first),
@@ -197,7 +214,7 @@ async function measure(
       floors[step].push(await floor(db, floorCluster, parsed[step]));
     }
   }
-  return { figures, cpu, floors, parse, rows, mb };
+  return { figures, cpu, gc, floors, parse, rows, mb };
 }
 
 async function main(): Promise<void> {
@@ -212,7 +229,7 @@ async function main(): Promise<void> {
     `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`,
   );
   console.log(
-    `sync benchmark: ${RUNS} runs per figure, medians; end to end from the JSON text (decode, validate, sync); floor + JSON.parse beside it\n`,
+    `sync benchmark: ${RUNS} runs per figure, medians; end to end from the JSON text (decode, validate, sync); cpu and GC pauses of this process; floor + JSON.parse beside it\n`,
   );
   console.log(
     [
@@ -223,6 +240,7 @@ async function main(): Promise<void> {
       'step',
       'end to end',
       'cpu',
+      'gc',
       'rows/s',
       'floor',
       'floor+parse',
@@ -231,7 +249,7 @@ async function main(): Promise<void> {
   );
   try {
     for (const size of SIZES) {
-      const { figures, cpu, floors, parse, rows, mb } = await measure(
+      const { figures, cpu, gc, floors, parse, rows, mb } = await measure(
         db,
         size,
         true,
@@ -252,6 +270,7 @@ async function main(): Promise<void> {
                 : 'first',
             ms(sync),
             ms(median(cpu[step])),
+            ms(median(gc[step])),
             Math.round((rows / sync) * 1000).toLocaleString('en-US'),
             ms(median(floors[step])),
             ms(base),

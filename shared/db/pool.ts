@@ -130,6 +130,8 @@ export async function copyIn(
   tx: Tx,
   text: string,
   chunks: Iterable<string>,
+  /** Called once the last chunk is on its way (the server still reads it). */
+  sent?: () => void,
 ): Promise<number> {
   const stream = tx.query(copyFromStdin(text));
   let failure: unknown;
@@ -165,6 +167,7 @@ export async function copyIn(
     throw error;
   }
   if (failure === undefined) stream.end();
+  sent?.();
   try {
     await done;
   } catch (error) {

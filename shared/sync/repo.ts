@@ -193,8 +193,9 @@ export function copyRows(
   tx: Tx,
   kind: KindKey,
   lines: Iterable<string>,
+  sent?: () => void,
 ): Promise<number> {
-  return copyIn(tx, COPY[kind], lines);
+  return copyIn(tx, COPY[kind], lines, sent);
 }
 
 /** The kind each link points to. */

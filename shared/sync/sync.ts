@@ -960,6 +960,13 @@ interface PreparedKind {
   copy: boolean;
   /** Events only: the rows to copy to the 14-day history, as JSON. */
   history?: string | undefined;
+  /**
+   * The changed rows' statement texts (COPY text or upsert JSON, chunk by
+   * chunk) when they were built ahead, while the database wrote an earlier
+   * kind (buildAhead); otherwise each chunk is built as the one before it
+   * is sent.
+   */
+  built?: string[];
 }
 
 /**
@@ -1034,19 +1041,12 @@ function prepareKind(
   };
 }
 
-/**
- * Writes a kind's changed rows, UPSERT_CHUNK_ROWS per statement: each
- * chunk is mapped and serialized while the previous one is being written
- * (one statement in flight at a time, on the transaction's connection).
- */
-async function upsertChunks(
-  tx: Tx,
+/** The upsert's JSON of the changed rows, UPSERT_CHUNK_ROWS at a time. */
+function* upsertJsonChunks(
   kind: KindKey,
-  clusterId: string,
   changed: PreparedKind['changed'],
-): Promise<void> {
+): Generator<string> {
   const def = KINDS[kind] as KindDefinition;
-  let writing: Promise<unknown> | undefined;
   for (let start = 0; start < changed.length; start += UPSERT_CHUNK_ROWS) {
     const rows: DbRow[] = [];
     const end = Math.min(changed.length, start + UPSERT_CHUNK_ROWS);
@@ -1054,18 +1054,39 @@ async function upsertChunks(
       const { row, extra } = changed[i] as PreparedKind['changed'][number];
       rows.push(changedRow(def, row, extra));
     }
-    const json = rowsJson(rows);
+    yield rowsJson(rows);
+  }
+}
+
+/**
+ * Writes a kind's changed rows, one statement per chunk of upsert JSON:
+ * each chunk is built while the previous one is being written (one
+ * statement in flight at a time, on the transaction's connection).
+ * `sent` is called once the last statement is on its way.
+ */
+async function upsertChunks(
+  tx: Tx,
+  kind: KindKey,
+  clusterId: string,
+  chunks: Iterable<string>,
+  sent: () => void,
+): Promise<void> {
+  let writing: Promise<unknown> | undefined;
+  const iterator = chunks[Symbol.iterator]();
+  let chunk = iterator.next();
+  while (!chunk.done) {
+    const json = chunk.value;
     if (writing !== undefined) await writing;
     writing = upsertRows(tx, kind, clusterId, json).catch((error: unknown) => {
       throw refusalOf(error, kind);
     });
     // Awaited at the next chunk or below, even if the next mapping throws.
     writing.catch(() => {});
-    if (end < changed.length) {
-      // Lets the socket take this chunk's bytes before the next is built.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+    // Lets the socket take this chunk's bytes before the next is built.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    chunk = iterator.next();
   }
+  sent();
   if (writing !== undefined) await writing;
 }
 
@@ -1182,8 +1203,9 @@ async function copyKind(
   tx: Tx,
   kind: KindKey,
   clusterId: string,
-  changed: PreparedKind['changed'],
+  prepared: PreparedKind,
   links: LinkIds,
+  sent: () => void,
 ): Promise<void> {
   const def = KINDS[kind] as KindDefinition;
   const missing = def.links.filter((l) => !links.has(l));
@@ -1192,11 +1214,32 @@ async function copyKind(
       links.set(link, ids);
     }
   }
-  await copyRows(tx, kind, copyChunks(kind, clusterId, changed, links)).catch(
-    (error: unknown) => {
-      throw refusalOf(error, kind);
-    },
-  );
+  const chunks =
+    prepared.built ?? copyChunks(kind, clusterId, prepared.changed, links);
+  await copyRows(tx, kind, chunks, sent).catch((error: unknown) => {
+    throw refusalOf(error, kind);
+  });
+}
+
+/**
+ * Builds a kind's statement texts ahead of its write (PreparedKind.built),
+ * while the database writes an earlier kind. A kind copied needs the ids of
+ * its links: unless an earlier copy read them, its text waits for its write.
+ */
+function buildAhead(
+  kind: KindKey,
+  clusterId: string,
+  prepared: PreparedKind,
+  links: LinkIds,
+): void {
+  if (prepared.built !== undefined || prepared.changed.length === 0) return;
+  if (prepared.copy) {
+    const def = KINDS[kind] as KindDefinition;
+    if (!def.links.every((l) => links.has(l))) return;
+    prepared.built = [...copyChunks(kind, clusterId, prepared.changed, links)];
+  } else {
+    prepared.built = [...upsertJsonChunks(kind, prepared.changed)];
+  }
 }
 
 /**
@@ -1274,13 +1317,27 @@ async function applyKinds(
   let facts = NO_FACTS;
   const linkIds: LinkIds = new Map();
 
-  const prepare = (kind: KindKey) =>
-    prepareKind(kind, rows[kind] ?? [], storedByKind.get(kind), ctx);
+  // Kinds prepared (and built) ahead of their turn, while the database
+  // wrote an earlier one.
+  const ahead = new Map<KindKey, PreparedKind>();
+  const prepare = (kind: KindKey): PreparedKind => {
+    const early = ahead.get(kind);
+    if (early) return early;
+    const prepared = prepareKind(
+      kind,
+      rows[kind] ?? [],
+      storedByKind.get(kind),
+      ctx,
+    );
+    ahead.set(kind, prepared);
+    return prepared;
+  };
   let next = present[0] === undefined ? undefined : prepare(present[0]);
   for (const [index, kind] of present.entries()) {
     const prepared = next as PreparedKind;
+    ahead.delete(kind);
     const storedRows = prepared.stored;
-    const write = async () => {
+    const write = async (sent: () => void) => {
       if (kind === 'network_policies') {
         // Before the upsert: the diff reads the policies as they were.
         await recordNetworkPolicyChanges(
@@ -1296,9 +1353,17 @@ async function applyKinds(
         );
       }
       if (prepared.copy) {
-        await copyKind(tx, kind, cluster.id, prepared.changed, linkIds);
+        await copyKind(tx, kind, cluster.id, prepared, linkIds, sent);
       } else if (prepared.changed.length > 0) {
-        await upsertChunks(tx, kind, cluster.id, prepared.changed);
+        await upsertChunks(
+          tx,
+          kind,
+          cluster.id,
+          prepared.built ?? upsertJsonChunks(kind, prepared.changed),
+          sent,
+        );
+      } else {
+        sent();
       }
       if (prepared.history !== undefined) {
         await insertEventHistory(tx, cluster.id, prepared.history);
@@ -1348,14 +1413,31 @@ async function applyKinds(
     if (spanName) {
       // A kind with its own span is written, then the next one prepared:
       // the span must not carry the next kind's CPU.
-      await ctx.span(spanName, write);
+      await ctx.span(spanName, () => write(() => {}));
       next = following === undefined ? undefined : prepare(following);
     } else {
-      // The upsert is on its way once write() returns: the next kind is
-      // mapped and serialized while the database writes this one.
-      const writing = write();
+      // The rows are on their way once write() first waits: the next kind
+      // is prepared while they are sent and written.
+      let sentAll = () => {};
+      const sent = new Promise<void>((resolve) => {
+        sentAll = resolve;
+      });
+      let written = false;
+      const writing = write(sentAll).finally(() => {
+        written = true;
+      });
       writing.catch(() => {}); // awaited below, even if preparing throws
       next = following === undefined ? undefined : prepare(following);
+      // Once every row is sent, the database still writes them (a large
+      // first sync's pods: some 100 ms): the following kinds' statements
+      // are built meanwhile, one kind at a time until it is done. A kind
+      // with its own span is left to its turn.
+      await Promise.race([sent, writing.catch(() => {})]);
+      for (const later of present.slice(index + 1)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (written || SPAN_OF[later]) break;
+        buildAhead(later, cluster.id, prepare(later), linkIds);
+      }
       await writing;
     }
 

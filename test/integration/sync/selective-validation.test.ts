@@ -157,6 +157,41 @@ describe('validating only what changed', () => {
     expect(await dumpCluster(database.db, clusterId)).toEqual(before);
   });
 
+  it('refuses a first sync whose malformed row is in a kind built while the pods are written, storing nothing', async () => {
+    // Prepare: enough pods to be copied; the endpoint slices and events
+    // come after them, so their statements are built while the database
+    // still writes the pods.
+    const agentId = randomUUID();
+    const first = generateInventory({
+      seed: 46,
+      size: 'medium',
+      agentId,
+      timestamp: '2026-06-15T12:00:00Z',
+    });
+    const slice = first.endpoint_slices?.at(-1);
+    const event = first.events?.[5];
+    if (!slice || !event) throw new Error('the inventory has slices, events');
+    (slice as { address_type: unknown }).address_type = 42;
+    (event as { count: unknown }).count = 'many';
+    const json = JSON.stringify(first);
+    const whole = wholeReason(json);
+
+    // Act
+    const result = sync(json);
+
+    // Assess
+    await expect(result).rejects.toMatchObject({ reason: whole });
+    expect(whole).toMatch(
+      /^events\[5\]\.count: .*; endpoint_slices\[\d+\]\.address_type: /,
+    );
+    const stored = await query(
+      database.db,
+      'select id from clusters where agent_id = $1',
+      [agentId],
+    );
+    expect(stored).toEqual([]);
+  });
+
   it('refuses a number that overflows where an unchanged row had null', async () => {
     // Prepare: JSON.stringify writes Infinity as null, so bytes alone
     // would take the row as unchanged.
