@@ -549,7 +549,14 @@ function keyAsSent(
   i: number,
 ): string | undefined {
   // Read from the key members' bytes: the row is parsed when validated.
-  const sent = rows.strings(i, def.keyColumns);
+  let sent: string[] | undefined;
+  try {
+    sent = rows.strings(i, def.keyColumns);
+  } catch {
+    // A key string no parser reads (a raw control character): the
+    // schema refuses the row, naming it.
+    return undefined;
+  }
   if (sent !== undefined) return keyOf(sent);
   let row: unknown;
   try {
@@ -618,16 +625,30 @@ function byKey(
   return incoming;
 }
 
-/** A changed row as the upsert receives it: its table shape and digests. */
-function changedRow(
-  def: KindDefinition,
-  row: IncomingRow,
-  extra?: DbRow,
-): DbRow {
+/** A row to write, and for a new workload when its facts were first seen. */
+interface ChangedRow {
+  row: IncomingRow;
+  /**
+   * A new workload: its insert stores its facts as the baseline, seen
+   * first at this time (firstFacts), when the row is mapped.
+   */
+  factsFirstSeen: Date | undefined;
+}
+
+/**
+ * A changed row as the upsert receives it: its table shape and digests.
+ * Mapped as it is sent, so a row validated when read (a first sync's) is
+ * validated while the database writes the rows before it.
+ */
+function changedRow(def: KindDefinition, changed: ChangedRow): DbRow {
+  const { row, factsFirstSeen } = changed;
   const mapped = def.toRow(row.row as never);
   mapped.content_hash = row.hash;
   if (row.factsHash !== undefined) mapped.spec_facts_wire_hash = row.factsHash;
-  if (extra) Object.assign(mapped, extra);
+  if (factsFirstSeen !== undefined) {
+    const facts = firstFacts(row.row as WorkloadRow, factsFirstSeen);
+    if (facts) Object.assign(mapped, facts);
+  }
   return mapped;
 }
 
@@ -940,7 +961,7 @@ interface PreparedKind {
    * The changed rows (with what a new workload's insert adds), mapped
    * and serialized chunk by chunk as they are written (upsertChunks).
    */
-  changed: { row: IncomingRow; extra: DbRow | undefined }[];
+  changed: ChangedRow[];
   received: number;
   duplicates: number;
   duplicateKeys: string[];
@@ -1007,11 +1028,11 @@ function prepareKind(
       continue;
     }
     if (before) replaced.push({ id: before.id, wire: row.row });
-    const extra =
-      kind === 'workloads' && !before
-        ? firstFacts(row.row as WorkloadRow, ctx.snapshotAt)
-        : undefined;
-    changed.push({ row, extra });
+    changed.push({
+      row,
+      factsFirstSeen:
+        kind === 'workloads' && !before ? ctx.snapshotAt : undefined,
+    });
   }
   const gone: string[] = [];
   for (const [key, row] of storedRows) {
@@ -1051,8 +1072,7 @@ function* upsertJsonChunks(
     const rows: DbRow[] = [];
     const end = Math.min(changed.length, start + UPSERT_CHUNK_ROWS);
     for (let i = start; i < end; i++) {
-      const { row, extra } = changed[i] as PreparedKind['changed'][number];
-      rows.push(changedRow(def, row, extra));
+      rows.push(changedRow(def, changed[i] as ChangedRow));
     }
     yield rowsJson(rows);
   }
@@ -1182,8 +1202,8 @@ function* copyChunks(
   const def = KINDS[kind] as KindDefinition;
   const columns = copyColumns(kind).slice(1 + def.links.length);
   let text = '';
-  for (const { row, extra } of changed) {
-    const mapped = changedRow(def, row, extra);
+  for (const entry of changed) {
+    const mapped = changedRow(def, entry);
     let line = clusterId;
     for (const link of def.links) {
       const key = linkKey(link, mapped);

@@ -198,30 +198,24 @@ function memberName(
 }
 
 /**
- * Whether the member name string [start, end) reads as `name` (given as
- * its UTF-8 bytes): compared byte for byte when it is plain ASCII, which
- * reads as itself, else read as memberName reads it (undefined for a name
- * no parser would read).
+ * Whether the member name string [start, end) is plain ASCII with no
+ * escape, so reads as its bytes (else as memberName reads it).
  */
-function isMemberName(
+function isPlainName(b: Uint8Array, start: number, end: number): boolean {
+  for (let at = start + 1; at < end - 1; at++) {
+    const c = b[at] as number;
+    if (c === BACKSLASH || c >= 0x80) return false;
+  }
+  return true;
+}
+
+/** Whether the plain name string [start, end) is `nameBytes`. */
+function isPlainNamed(
   b: Uint8Array,
   start: number,
   end: number,
-  name: string,
   nameBytes: Uint8Array,
-): boolean | undefined {
-  let plain = true;
-  for (let at = start + 1; at < end - 1; at++) {
-    const c = b[at] as number;
-    if (c === BACKSLASH || c >= 0x80) {
-      plain = false;
-      break;
-    }
-  }
-  if (!plain) {
-    const read = memberName(b, start, end);
-    return read === undefined ? undefined : read === name;
-  }
+): boolean {
   if (end - start - 2 !== nameBytes.length) return false;
   for (let k = 0; k < nameBytes.length; k++) {
     if (b[start + 1 + k] !== nameBytes[k]) return false;
@@ -380,15 +374,15 @@ export function memberSpans(
   const found: (MemberSpan | null)[] = names.map(() => null);
   const end = scanMembers(s, 0, (nameStart, nameEnd, valueStart) => {
     const after = valueEnd(s, valueStart);
+    // Looked at once per member: most are plain, compared byte for byte.
+    const plain = isPlainName(b, nameStart, nameEnd);
+    const read = plain ? undefined : memberName(b, nameStart, nameEnd);
+    // A name no parser would read.
+    if (!plain && read === undefined) return -1;
     for (let k = 0; k < names.length; k++) {
-      const named = isMemberName(
-        b,
-        nameStart,
-        nameEnd,
-        names[k] as string,
-        nameBytes[k] as Uint8Array,
-      );
-      if (named === undefined) return -1;
+      const named = plain
+        ? isPlainNamed(b, nameStart, nameEnd, nameBytes[k] as Uint8Array)
+        : read === names[k];
       if (named) {
         found[k] = {
           nameStart: start + nameStart,

@@ -21,6 +21,7 @@ export interface CutRow {
 }
 
 const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 export class SentRows {
   readonly length: number;
@@ -104,10 +105,25 @@ export class SentRows {
       if (span === null || this.#bytes[span.valueStart] !== QUOTE) {
         return undefined;
       }
-      const text = this.#bytes.toString('utf8', span.valueStart, span.valueEnd);
-      out.push(JSON.parse(text) as string);
+      out.push(this.#stringAt(span.valueStart, span.valueEnd));
     }
     return out;
+  }
+
+  /**
+   * The JSON string at [start, end) (its quotes included) as JSON.parse
+   * reads it. With no escape and no control character its value is the
+   * bytes between the quotes, read without a parse (a resync's keys).
+   */
+  #stringAt(start: number, end: number): string {
+    const bytes = this.#bytes;
+    for (let at = start + 1; at < end - 1; at++) {
+      const c = bytes[at] as number;
+      if (c === BACKSLASH || c < 0x20) {
+        return JSON.parse(bytes.toString('utf8', start, end)) as string;
+      }
+    }
+    return bytes.toString('utf8', start + 1, end - 1);
   }
 
   /**

@@ -192,6 +192,31 @@ describe('validating only what changed', () => {
     expect(stored).toEqual([]);
   });
 
+  it('refuses a row whose key holds a raw control character as the whole schema does, for a retry cannot help', async () => {
+    // Prepare: JSON.stringify escapes control characters; an agent that
+    // writes one raw sends bytes no parser reads.
+    const { agentId, first } = messages(47);
+    const pod = first.pods?.[0];
+    if (!pod) throw new Error('the generated inventory has pods');
+    const json = JSON.stringify(first).replace(
+      `"name":"${pod.name}"`,
+      `"name":"${pod.name}\u0001"`,
+    );
+    const whole = wholeReason(json);
+
+    // Act
+    const result = sync(json);
+
+    // Assess
+    await expect(result).rejects.toBeInstanceOf(RejectedInventoryError);
+    await expect(result).rejects.toMatchObject({ reason: whole });
+    expect(
+      await query(database.db, 'select id from clusters where agent_id = $1', [
+        agentId,
+      ]),
+    ).toEqual([]);
+  });
+
   it('refuses a number that overflows where an unchanged row had null', async () => {
     // Prepare: JSON.stringify writes Infinity as null, so bytes alone
     // would take the row as unchanged.
