@@ -176,6 +176,24 @@ interface RowSource {
 }
 
 /**
+ * The digests of a kind's rows taken when first read: a kind the cluster
+ * holds none of (a first sync's) has nothing to compare them with, so each
+ * is taken only to be written, as its row is mapped, while the database
+ * writes the rows before it. Not for workloads, whose two digests are few.
+ */
+class LazyDigests {
+  readonly #rows: SentRows;
+
+  constructor(rows: SentRows) {
+    this.#rows = rows;
+  }
+
+  of(index: number): string {
+    return DIGEST_TAG + sha256(this.#rows.bytes(index));
+  }
+}
+
+/**
  * One incoming row: its key, the digests of its bytes as sent, and the row
  * itself: validated when `changed` (on first read for a kind validated as
  * written); as sent (and known valid), parsed on first read, when not. One
@@ -184,7 +202,6 @@ interface RowSource {
  */
 class IncomingRow {
   readonly key: string;
-  readonly hash: string;
   /** Workloads: the digest of their spec facts as sent. */
   readonly factsHash: string | undefined;
   readonly changed: boolean;
@@ -192,22 +209,33 @@ class IncomingRow {
   readonly #source: RowSource | undefined;
   readonly #index: number;
   readonly #value: unknown;
+  /** Undefined until read when `#digestOf` takes it (LazyDigests). */
+  #hash: string | undefined;
+  readonly #digestOf: LazyDigests | undefined;
 
   constructor(
     key: string,
-    digest: SentDigest,
+    digest: SentDigest | LazyDigests,
     changed: boolean,
     source: RowSource | undefined,
     index: number,
     value?: unknown,
   ) {
     this.key = key;
-    this.hash = digest.hash;
-    this.factsHash = digest.factsHash;
+    const lazy = digest instanceof LazyDigests;
+    this.#hash = lazy ? undefined : digest.hash;
+    this.#digestOf = lazy ? digest : undefined;
+    this.factsHash = lazy ? undefined : digest.factsHash;
     this.changed = changed;
     this.#source = source;
     this.#index = index;
     this.#value = value;
+  }
+
+  /** The tagged digest of the row's bytes, as content_hash stores it. */
+  get hash(): string {
+    this.#hash ??= (this.#digestOf as LazyDigests).of(this.#index);
+    return this.#hash;
   }
 
   get row(): unknown {
@@ -503,11 +531,16 @@ function kindRows(
   deferred: DeferredValidation,
 ): IncomingRow[] {
   const def = KINDS[kind] as KindDefinition;
-  const digests = digestSent(kind, sentRows, stored);
+  const lazy =
+    kind !== 'workloads' && (stored === undefined || stored.size === 0)
+      ? new LazyDigests(sentRows)
+      : undefined;
+  const digests =
+    lazy === undefined ? digestSent(kind, sentRows, stored) : undefined;
   const keys = new Map<number, string>();
   const now: number[] = [];
-  for (let i = 0; i < digests.length; i++) {
-    if (digests[i]?.same !== undefined) continue;
+  for (let i = 0; i < sentRows.length; i++) {
+    if (digests?.[i]?.same !== undefined) continue;
     const key = VALIDATED_AS_WRITTEN.has(kind)
       ? keyAsSent(def, sentRows, i)
       : undefined;
@@ -517,8 +550,9 @@ function kindRows(
   const valid = deferred.validateNow(kind, now);
   const asSent: RowSource = { row: (i) => sentRows.value(i) };
   const validatedLater: RowSource = { row: (i) => deferred.row(kind, i) };
-  return digests.map((d, i) => {
-    if (d.same !== undefined) {
+  return Array.from({ length: sentRows.length }, (_, i) => {
+    const d = lazy ?? (digests?.[i] as SentDigest);
+    if (!(d instanceof LazyDigests) && d.same !== undefined) {
       return new IncomingRow(d.same.key, d, false, asSent, i);
     }
     const key = keys.get(i);
@@ -1015,7 +1049,7 @@ function prepareKind(
   for (const row of incoming.values()) {
     const before = storedRows.get(row.key);
     if (!before) added++;
-    if (before?.content_hash === row.hash) {
+    if (before !== undefined && before.content_hash === row.hash) {
       // Read by the events history only: an unchanged row is parsed if read.
       if (kind === 'events') unchanged.add(row.row);
       if (
