@@ -43,11 +43,13 @@ const gcPauses = watchGc();
 async function gcPausedWithin(from: number, to: number): Promise<number> {
   // The observer is told of a pause after it: let it catch up.
   await new Promise((resolve) => setTimeout(resolve, 0));
-  const [start, end] = [from, to].map((t) => performance.timeOrigin + t);
+  const start = performance.timeOrigin + from;
+  const end = performance.timeOrigin + to;
   return gcPauses
-    .filter((p) => p.at >= (start ?? 0) && p.at < (end ?? 0))
+    .filter((p) => p.at >= start && p.at < end)
     .reduce((sum, p) => sum + p.ms, 0);
 }
+
 function rowCount(inv: Inventory): number {
   return KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
 }

@@ -189,7 +189,7 @@ class LazyDigests {
   }
 
   of(index: number): string {
-    return DIGEST_TAG + sha256(this.#rows.bytes(index));
+    return DIGEST_TAG + sentDigest(this.#rows, index);
   }
 }
 
@@ -259,6 +259,11 @@ const DIGEST_TAG = `${ROW_SHAPE_VERSION}.${WIRE_RULES_VERSION}:`;
  */
 function sha256(bytes: Uint8Array): string {
   return digest('sha256', bytes, 'base64');
+}
+
+/** The untagged digest of row `i` as sent (every kind's but workloads'). */
+function sentDigest(rows: SentRows, i: number): string {
+  return sha256(rows.bytes(i));
 }
 
 /**
@@ -369,7 +374,7 @@ export function digestSent(
         same,
       };
     } else {
-      const hash = sha256(rows.bytes(i));
+      const hash = sentDigest(rows, i);
       const same = byDigest.get(hash);
       // A stored row's digest is this one tagged: reused, not built again.
       out[i] = {
@@ -1392,9 +1397,8 @@ async function applyKinds(
     ahead.set(kind, prepared);
     return prepared;
   };
-  let next = present[0] === undefined ? undefined : prepare(present[0]);
   for (const [index, kind] of present.entries()) {
-    const prepared = next as PreparedKind;
+    const prepared = prepare(kind);
     ahead.delete(kind);
     const storedRows = prepared.stored;
     const write = async (sent: () => void) => {
@@ -1474,7 +1478,7 @@ async function applyKinds(
       // A kind with its own span is written, then the next one prepared:
       // the span must not carry the next kind's CPU.
       await ctx.span(spanName, () => write(() => {}));
-      next = following === undefined ? undefined : prepare(following);
+      if (following !== undefined) prepare(following);
     } else {
       // The rows are on their way once write() first waits: the next kind
       // is prepared while they are sent and written.
@@ -1487,7 +1491,7 @@ async function applyKinds(
         written = true;
       });
       writing.catch(() => {}); // awaited below, even if preparing throws
-      next = following === undefined ? undefined : prepare(following);
+      if (following !== undefined) prepare(following);
       // Once every row is sent, the database still writes them (a large
       // first sync's pods: some 100 ms): the following kinds' statements
       // are built meanwhile, one kind at a time until it is done. A kind
