@@ -97,7 +97,9 @@ function escapes(root: string, file: string, text: string): string[] {
   for (const m of text.matchAll(work))
     found.push(`an absolute path into /work at offset ${m.index}`);
   if (KIT_FIXTURES.test(text))
-    found.push("a path into the kit's fixtures (ours are in test/fixtures/)");
+    found.push(
+      "a path to the fixtures folder that moved to test/fixtures/ (any other is the kit's, beside the clone)",
+    );
   return found;
 }
 
