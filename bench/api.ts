@@ -54,13 +54,13 @@ import {
   query,
   type Row,
 } from '../shared/db/pool.ts';
-import { generateInventory } from '../shared/fixtures/generate.ts';
 import { parseQueryString, readRouteQuery } from '../shared/http/query.ts';
 import { listPods } from '../shared/inventory/lists.ts';
 import { listNamespaceUsage } from '../shared/inventory/namespaces.ts';
 import { listNodeCapacity } from '../shared/inventory/nodes.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
+import { generateInventory } from '../test/fixtures/generate.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
 import { benchDatabase, median, ms, percentile } from './common.ts';
 

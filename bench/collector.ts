@@ -2,7 +2,7 @@
  * `npm run bench -- collector`: a 5,000-pod cluster's objects, as the agent
  * holds them after listing, to the gzipped wire message (shared/collector
  * buildInventory, then JSON and gzip as the agent publishes it). The
- * objects are copies of the captured fixtures' shapes (../shared/fixtures/real/),
+ * objects are copies of the captured fixtures' shapes (test/fixtures/real/),
  * renamed per copy: 250 Deployments of 20 pods each with their
  * ReplicaSets, Services and EndpointSlices, 25 StatefulSets, 10 Rollouts,
  * 1,500 events (1,000 kept), 50 nodes and the smaller kinds.

@@ -26,7 +26,7 @@ import {
   generateInventory,
   mutateInventory,
   type SizeName,
-} from '../shared/fixtures/generate.ts';
+} from '../test/fixtures/generate.ts';
 import { agentOf, BASE_AGENT } from './ingest-agents.ts';
 
 export interface PublisherConfig {

@@ -3,11 +3,8 @@ import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
 import { query } from '../shared/db/pool.ts';
-import {
-  generateInventory,
-  type SizeName,
-} from '../shared/fixtures/generate.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
+import { generateInventory, type SizeName } from '../test/fixtures/generate.ts';
 import { median, percentile } from './common.ts';
 import { agentOf, BASE_AGENT, startBenchIngest } from './ingest-stack.ts';
 

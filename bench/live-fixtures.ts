@@ -15,7 +15,7 @@ export const LOG_LINES = 200;
 const base = JSON.parse(
   readFileSync(
     new URL(
-      '../../shared/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
+      '../test/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
       import.meta.url,
     ),
     'utf8',

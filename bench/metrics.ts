@@ -30,7 +30,6 @@ import snappy from 'snappyjs';
 import { handler as metricsHandler } from '../functions/api/get-cluster-metrics.ts';
 import { lambdaContext } from '../infra/local/lambda-context.ts';
 import { setDb } from '../shared/db/process-pool.ts';
-import { generateInventory } from '../shared/fixtures/generate.ts';
 import {
   backgroundSeriesWrites,
   writeSnapshotSeries,
@@ -48,6 +47,7 @@ import { seriesOfSnapshot } from '../shared/metrics/series.ts';
 import { prometheusStore } from '../shared/metrics/store.ts';
 import { spawnVictoriaMetrics } from '../shared/metrics/victoria-metrics.ts';
 import { seriesWriter } from '../shared/metrics/writer.ts';
+import { generateInventory } from '../test/fixtures/generate.ts';
 import {
   insertClient,
   insertCluster,

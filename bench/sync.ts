@@ -12,11 +12,6 @@ import type { Db } from '../shared/db/pool.ts';
 import { query, withTransaction } from '../shared/db/pool.ts';
 import { eventHistoryRows, historyWindow } from '../shared/events/history.ts';
 import {
-  generateInventory,
-  mutateInventory,
-  type SizeName,
-} from '../shared/fixtures/generate.ts';
-import {
   KIND_ORDER,
   KINDS,
   type KindDefinition,
@@ -29,6 +24,11 @@ import {
   type Inventory,
   parseInventoryJson,
 } from '../shared/wire/inventory.ts';
+import {
+  generateInventory,
+  mutateInventory,
+  type SizeName,
+} from '../test/fixtures/generate.ts';
 import { benchDatabase, median, ms } from './common.ts';
 import { watchGc } from './gc-pauses.ts';
 

@@ -24,13 +24,10 @@ import { collectInventory } from '../shared/agent/list.ts';
 import { AGENT_VERSION } from '../shared/agent/version.ts';
 import { getConfig } from '../shared/config.ts';
 import { RejectedInventoryError } from '../shared/errors.ts';
-import {
-  generateInventory,
-  type SizeName,
-} from '../shared/fixtures/generate.ts';
-import { realisticInventoryMessageAt } from '../shared/fixtures/realistic.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { inventorySubject, parseSubject } from '../shared/wire/subject.ts';
+import { generateInventory, type SizeName } from '../test/fixtures/generate.ts';
+import { realisticInventoryMessageAt } from '../test/fixtures/realistic.ts';
 import { seedAgentId } from './seed-agent.ts';
 
 const USAGE =

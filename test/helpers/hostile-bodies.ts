@@ -6,9 +6,9 @@
  * one never holds its inflated size; and a valid inventory of a given size.
  */
 import { createGzip } from 'node:zlib';
-import { generateInventory, SIZES } from '../../shared/fixtures/generate.ts';
 import { MAX_INFLATED_BYTES } from '../../shared/ingest/queue-message.ts';
 import type { Inventory } from '../../shared/wire/inventory.ts';
+import { generateInventory, SIZES } from '../fixtures/generate.ts';
 
 const CHUNK = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 /**
- * The captured Kubernetes objects in the team's fixture set
- * (`../shared/fixtures/real/`, see its INDEX.md), read as the apiserver
+ * The captured Kubernetes objects in the repository's fixture set
+ * (`test/fixtures/real/`, see its INDEX.md), read as the apiserver
  * would serve them: YAML timestamps stay strings (the core schema), and a
  * `*List` or `kind: List` file yields its items.
  */
@@ -12,7 +12,7 @@ import type { ClusterObjects } from '../../shared/collector/collect.ts';
 import type { K8sObject } from '../../shared/collector/k8s.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const REAL_FIXTURES_DIR = resolve(here, '../../../shared/fixtures/real');
+export const REAL_FIXTURES_DIR = resolve(here, '../fixtures/real');
 
 export function realFixtureFiles(): string[] {
   return readdirSync(REAL_FIXTURES_DIR)

@@ -3,11 +3,12 @@
  * namespace, one workload and pod, `nodes` nodes, no other kinds), for tests
  * that follow snapshots through the ingest path rather than their content.
  */
+
+import type { Inventory } from '../../shared/wire/inventory.ts';
 import {
   type GenerateOptions,
   generateInventory,
-} from '../../shared/fixtures/generate.ts';
-import type { Inventory } from '../../shared/wire/inventory.ts';
+} from '../fixtures/generate.ts';
 
 export function tinyInventory(
   agentId: string,

@@ -508,7 +508,7 @@ describe('database roles and grants', () => {
             JSON.parse(
               readFileSync(
                 new URL(
-                  '../../../../shared/fixtures/alertmanager/alertmanager-v4-completed.json',
+                  '../../fixtures/alertmanager/alertmanager-v4-completed.json',
                   import.meta.url,
                 ),
                 'utf8',

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../shared/db/pool.ts';
 import { keepEventHistoryPartitions } from '../../../shared/events/history.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import {
   type EventRow,
   type Inventory,
   parseInventory,
 } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 

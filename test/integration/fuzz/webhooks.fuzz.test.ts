@@ -35,7 +35,7 @@ const ALERTMANAGER = (
   JSON.parse(
     readFileSync(
       new URL(
-        '../../../../shared/fixtures/alertmanager/alertmanager-v4-completed.json',
+        '../../fixtures/alertmanager/alertmanager-v4-completed.json',
         import.meta.url,
       ),
       'utf8',

@@ -17,12 +17,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import {
   decodeInventoryJson,
   parseInventoryJson,
 } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import {

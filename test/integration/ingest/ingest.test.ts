@@ -2,12 +2,9 @@ import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  generateInventory,
-  mutateInventory,
-} from '../../../shared/fixtures/generate.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
 import { countRows } from '../../helpers/inventory-db.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';
 

@@ -12,8 +12,8 @@ import {
   disarmFaults,
   InjectedFault,
 } from '../../../shared/faults.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createSqsClient } from '../../helpers/sqs.ts';
 import { tinyInventory } from '../../helpers/tiny-inventory.ts';
 import { eventually, newAgentId, startWorld, type World } from './support.ts';

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/sync/handler.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { query, queryMaybeOne } from '../../../shared/db/pool.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import {
   CLAMPED_MESSAGE,
   OUT_OF_TIME_MESSAGE,
@@ -13,6 +12,7 @@ import {
 } from '../../../shared/ingest/process-record.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import { setSyncDeps } from '../../../shared/ingest/sync-deps.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import { sqsRecordOf } from '../../helpers/sqs-record.ts';

@@ -51,7 +51,7 @@ const DEPLOYMENT: K8sObject = {
   ...JSON.parse(
     readFileSync(
       new URL(
-        '../../../../shared/fixtures/real/deployment-icx-db-secretkeyref-gke.json',
+        '../../fixtures/real/deployment-icx-db-secretkeyref-gke.json',
         import.meta.url,
       ),
       'utf8',

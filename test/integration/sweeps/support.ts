@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { vi } from 'vitest';
 import type { Db } from '../../../shared/db/pool.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import type { Tenant } from '../../helpers/inventory-db.ts';
 
 /** Syncs a small generated inventory stamped `at`; returns the cluster id. */

@@ -18,10 +18,10 @@ import {
   query,
   withTransaction,
 } from '../../../shared/db/pool.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { refreshRollups } from '../../../shared/sync/repo.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 

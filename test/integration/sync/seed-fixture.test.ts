@@ -5,15 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listEvents, listPods } from '../../../shared/inventory/lists.ts';
+import { syncInventory } from '../../../shared/sync/sync.ts';
+import { parseInventory } from '../../../shared/wire/inventory.ts';
 import {
   REALISTIC_TIMESTAMP,
   realisticInventoryMessage,
   realisticInventoryMessageAt,
   SEED_WINDOW_MS,
-} from '../../../shared/fixtures/realistic.ts';
-import { listEvents, listPods } from '../../../shared/inventory/lists.ts';
-import { syncInventory } from '../../../shared/sync/sync.ts';
-import { parseInventory } from '../../../shared/wire/inventory.ts';
+} from '../../fixtures/realistic.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 

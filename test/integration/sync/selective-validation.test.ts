@@ -15,7 +15,6 @@ import {
 } from 'vitest';
 import { query } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import {
@@ -24,6 +23,7 @@ import {
   parseInventoryJson,
   ROW_VALIDATORS,
 } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import {
   createTenant,

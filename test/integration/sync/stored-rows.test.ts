@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, query, withTransaction } from '../../../shared/db/pool.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import {
   KIND_ORDER,
   KINDS,
@@ -18,6 +17,7 @@ import {
   storedRowsStatement,
 } from '../../../shared/sync/repo.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 

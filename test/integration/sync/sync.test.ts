@@ -2,11 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, queryOne } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
-import {
-  generateInventory,
-  mutateInventory,
-} from '../../../shared/fixtures/generate.ts';
-import { realisticInventory } from '../../../shared/fixtures/realistic.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import {
   ASSET_STATUS,
@@ -15,6 +10,8 @@ import {
   UPSERT_CHUNK_ROWS,
 } from '../../../shared/sync/sync.ts';
 import type { Inventory } from '../../../shared/wire/inventory.ts';
+import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
+import { realisticInventory } from '../../fixtures/realistic.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import {

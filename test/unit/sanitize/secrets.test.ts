@@ -519,10 +519,7 @@ const CORPUS_OVER_HIDING = new Map([
 
 describe('sanitizeMessage on the secret-scanner corpus', () => {
   const corpus = readFileSync(
-    new URL(
-      '../../../../shared/fixtures/secrets/scanner-corpus.tsv',
-      import.meta.url,
-    ),
+    new URL('../../fixtures/secrets/scanner-corpus.tsv', import.meta.url),
     'utf8',
   )
     .trim()

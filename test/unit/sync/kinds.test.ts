@@ -5,7 +5,6 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import {
   KIND_ORDER,
   KINDS,
@@ -17,6 +16,7 @@ import {
   upsertStatement,
 } from '../../../shared/sync/repo.ts';
 import { parseInventory } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 
 const def = (kind: KindKey) => KINDS[kind] as KindDefinition;
 

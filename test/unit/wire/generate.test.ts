@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
-  generateInventory,
-  mutateInventory,
-  SIZES,
-  type SizeName,
-} from '../../../shared/fixtures/generate.ts';
-import {
   type Inventory,
   KIND_KEYS,
   type KindKey,
   parseInventory,
 } from '../../../shared/wire/inventory.ts';
+import {
+  generateInventory,
+  mutateInventory,
+  SIZES,
+  type SizeName,
+} from '../../fixtures/generate.ts';
 import { specFactsViolations } from './spec-facts-rules.ts';
 
 /** The identity a row is synced by. */

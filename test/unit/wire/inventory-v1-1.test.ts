@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { parseInventory } from '../../../shared/wire/inventory.ts';
 import {
   repoUrlHasUserinfo,
   stripRepoUrlUserinfo,
 } from '../../../shared/wire/repo-url.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests edit raw JSON at will, as a faulty agent could
 function message(): Record<string, any> {

@@ -5,13 +5,10 @@
  */
 import { bench, describe } from 'vitest';
 import {
-  generateInventory,
-  mutateInventory,
-} from '../../../shared/fixtures/generate.ts';
-import {
   parseInventory,
   parseInventoryJson,
 } from '../../../shared/wire/inventory.ts';
+import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
 
 const large = generateInventory({ size: 'large' });
 const body = Buffer.from(JSON.stringify(large), 'utf8');

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
-import { realisticInventoryMessage } from '../../../shared/fixtures/realistic.ts';
 import {
   formatIssues,
   type Inventory,
@@ -10,6 +8,8 @@ import {
   parseInventory,
   parseInventoryJson,
 } from '../../../shared/wire/inventory.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
+import { realisticInventoryMessage } from '../../fixtures/realistic.ts';
 
 /** A small generated message as plain JSON, free to edit. */
 // biome-ignore lint/suspicious/noExplicitAny: tests edit raw JSON at will, as a faulty agent could

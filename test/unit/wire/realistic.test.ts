@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { WorkloadRow } from '../../../shared/wire/inventory.ts';
 import {
   realisticInventory,
   realisticInventoryMessage,
-} from '../../../shared/fixtures/realistic.ts';
-import type { WorkloadRow } from '../../../shared/wire/inventory.ts';
+} from '../../fixtures/realistic.ts';
 import { specFactsViolations } from './spec-facts-rules.ts';
 
 function workload(kind: string, name: string): WorkloadRow {

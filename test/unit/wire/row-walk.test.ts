@@ -8,8 +8,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateInventory } from '../../../shared/fixtures/generate.ts';
-import { realisticInventoryMessage } from '../../../shared/fixtures/realistic.ts';
 import {
   KIND_KEYS,
   type KindKey,
@@ -17,6 +15,8 @@ import {
   ROW_SCHEMAS,
 } from '../../../shared/wire/inventory.ts';
 import { rowWalk, UNDECIDED } from '../../../shared/wire/row-walk.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
+import { realisticInventoryMessage } from '../../fixtures/realistic.ts';
 import { jsonPaths, withValueAt } from '../../helpers/json-paths.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261202);
