@@ -1,5 +1,5 @@
 ;; Where a JSON object or array ends, 64 bytes at a time (message-scan.ts).
-;; Built into object-end-wasm.ts by `npm run build:wasm`; a unit test
+;; Built into object-end-wasm.ts by `npm run wasm`; a unit test
 ;; assembles this text again and fails when the two differ.
 ;;
 ;; The rule is message-scan.ts's: from the bracket at `start`, count every

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { apiReferenceText } from '../../../shared/http/api-reference.ts';
 import {
   errorCodesOf,
   openApiDocument,
@@ -44,6 +45,23 @@ describe('the OpenAPI document', () => {
       committed === openApiText(),
       'docs/openapi.json is stale: run `npm run openapi` and commit it',
     ).toBe(true);
+  });
+
+  it('is rendered as docs/api.md, the reference the README links', () => {
+    // Act
+    const committed = readFileSync(
+      new URL('../../../docs/api.md', import.meta.url),
+      'utf8',
+    );
+
+    // Assess
+    expect(
+      committed === apiReferenceText(),
+      'docs/api.md is stale: run `npm run openapi` and commit it',
+    ).toBe(true);
+    for (const route of table) {
+      expect(committed).toContain(`### ${route.method} \`${route.path}\``);
+    }
   });
 
   it('is a valid OpenAPI 3.1 document', async () => {
