@@ -24,6 +24,7 @@ import {
 } from '../../../shared/wire/inventory.ts';
 import {
   type FakeKube,
+  type FakeKubeOptions,
   serveCluster,
   startFakeKube,
 } from '../../helpers/fake-kube.ts';
@@ -148,6 +149,17 @@ async function kubeconfigOf(fake: FakeKube, name: string): Promise<string> {
   return path;
 }
 
+/** A fake apiserver of its own serving the objects, and its kubeconfig file. */
+async function clusterServing(
+  name: string,
+  objects: ClusterObjects,
+  options: FakeKubeOptions = {},
+): Promise<{ fake: FakeKube; kubeconfig: string }> {
+  const fake = await startFakeKube(options);
+  serveCluster(fake, objects);
+  return { fake, kubeconfig: await kubeconfigOf(fake, name) };
+}
+
 /** `--once` as a user runs it, against the given kubeconfig. */
 function runOnceAgainst(kubeconfig: string, agentId: string) {
   return runOnceProcess({
@@ -157,6 +169,18 @@ function runOnceAgainst(kubeconfig: string, agentId: string) {
     PROXIMA_ENVIRONMENT: world.tenant.envSlug,
     PROXIMA_AGENT_ID: agentId,
   });
+}
+
+/** The agent's last message, once the sync has stored exactly its rows. */
+async function publishedAndStored(agentId: string): Promise<Inventory> {
+  const cluster = await eventually('the cluster row', () =>
+    world.clusterOf(agentId),
+  );
+  const { message } = await lastPublished(agentId);
+  expect(await countRows(world.database.db, cluster.id)).toEqual(
+    storedCounts(message),
+  );
+  return message;
 }
 
 /** Whether the stream holds anything on the agent's subject. */
@@ -408,19 +432,18 @@ describe('the cluster agent', () => {
       rollouts: undefined,
       argocdApplications: [ARGO_CD_APPLICATION],
     };
-    const shaped = await startFakeKube();
-    serveCluster(shaped, objects);
+    const { fake: shaped, kubeconfig } = await clusterServing(
+      'argocd',
+      objects,
+    );
     // metrics.k8s.io registered by its APIService, its backend down.
     shaped.unavailable('metrics.k8s.io/v1beta1');
-    const kubeconfig = await kubeconfigOf(shaped, 'argocd');
 
     // Act
     const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
       shaped.stop(),
     );
-    const cluster = await eventually('the cluster row', () =>
-      world.clusterOf(agentId),
-    );
+    const message = await publishedAndStored(agentId);
 
     // Assess
     expect(run.code).toBe(0);
@@ -430,7 +453,6 @@ describe('the cluster agent', () => {
       ['nodes.metrics.k8s.io/v1beta1', 'unavailable', 'WARN'],
       ['pods.metrics.k8s.io/v1beta1', 'unavailable', 'WARN'],
     ]);
-    const { message } = await lastPublished(agentId);
     expect(kindCounts(message)).toEqual(
       kindCounts(expectedMessage([], objects)),
     );
@@ -438,17 +460,12 @@ describe('the cluster agent', () => {
     expect(message.argocd_applications?.map((a) => a.name)).toEqual(['shop']);
     expect(message.nodes?.length).toBeGreaterThan(0);
     expect(message.nodes?.every((n) => n.usage === null)).toBe(true);
-    expect(await countRows(world.database.db, cluster.id)).toEqual(
-      storedCounts(message),
+    const apps = await query<{ name: string }>(
+      world.database.db,
+      `select a.name from argocd_applications a
+       join clusters c on c.id = a.cluster_id where c.agent_id = $1`,
+      [agentId],
     );
-    const apps = await eventually('the Argo CD application row', async () => {
-      const rows = await query<{ name: string }>(
-        world.database.db,
-        'select name from argocd_applications where cluster_id = $1',
-        [cluster.id],
-      );
-      return rows.length > 0 && rows;
-    });
     expect(apps.map((r) => r.name)).toEqual(['shop']);
   });
 
@@ -461,32 +478,28 @@ describe('the cluster agent', () => {
       ...allRealObjects(),
       rollouts: undefined,
     };
-    const shaped = await startFakeKube({
-      notFound: 'plain',
-      gitVersion: 'v1.23.17',
-    });
-    serveCluster(shaped, objects);
-    const kubeconfig = await kubeconfigOf(shaped, 'neither');
+    const { fake: shaped, kubeconfig } = await clusterServing(
+      'neither',
+      objects,
+      {
+        notFound: 'plain',
+        gitVersion: 'v1.23.17',
+      },
+    );
 
     // Act
     const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
       shaped.stop(),
     );
-    const cluster = await eventually('the cluster row', () =>
-      world.clusterOf(agentId),
-    );
+    const message = await publishedAndStored(agentId);
 
     // Assess
     expect(run).toEqual({ code: 0, stderr: '' });
-    const { message } = await lastPublished(agentId);
     expect(kindCounts(message)).toEqual(
       kindCounts(expectedMessage([], objects)),
     );
     expect(message.workloads?.some((w) => w.kind === 'Rollout')).toBe(false);
     expect(message.argocd_applications).toBeUndefined();
-    expect(await countRows(world.database.db, cluster.id)).toEqual(
-      storedCounts(message),
-    );
   });
 
   it('--once exits 1 and publishes nothing when a core list answers 5xx', {
@@ -494,10 +507,11 @@ describe('the cluster agent', () => {
   }, async () => {
     // Prepare
     const agentId = randomUUID();
-    const failing = await startFakeKube();
-    serveCluster(failing, allRealObjects());
+    const { fake: failing, kubeconfig } = await clusterServing(
+      'core-5xx',
+      allRealObjects(),
+    );
     failing.fail('v1', 'pods', 500);
-    const kubeconfig = await kubeconfigOf(failing, 'core-5xx');
 
     // Act
     const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
