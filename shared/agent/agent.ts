@@ -25,7 +25,7 @@ import type { NatsConnectOptions } from '../ingest/bridge/options.ts';
 import { logger as defaultLogger } from '../observability/logger.ts';
 import { inventorySubject } from '../wire/subject.ts';
 import { KubeApi } from './kube-api.ts';
-import { collectInventory } from './list.ts';
+import { collectInventory, type NotCollected } from './list.ts';
 import { type AgentMetrics, createAgentMetrics } from './metrics.ts';
 import {
   type PublishResult,
@@ -64,7 +64,8 @@ export interface SyncResult {
   publish: PublishResult;
   pods: number;
   workloads: number;
-  notCollected: string[];
+  /** The optional kinds left out of this cycle, with why. */
+  notCollected: NotCollected[];
   durationMs: number;
 }
 
@@ -129,11 +130,21 @@ export class Agent {
       podLimit: this.#options.podLimit,
     });
     for (const skipped of notCollected) {
-      // An API the cluster does not serve is normal; a refusal is RBAC to fix.
-      if (skipped.reason === 'forbidden') {
-        this.#logger.warn('kind not collected: forbidden', { ...skipped });
+      this.metrics.kindsNotCollected.inc({
+        kind: skipped.resource,
+        reason: skipped.reason,
+      });
+      // An API the cluster does not serve is normal; a refusal is RBAC to
+      // fix and an unavailable APIService (metrics-server down) a component.
+      const line = {
+        kind: skipped.resource,
+        reason: skipped.reason,
+        detail: skipped.detail,
+      };
+      if (skipped.reason === 'not_installed') {
+        this.#logger.info(`kind not collected: ${skipped.reason}`, line);
       } else {
-        this.#logger.info('kind not collected: not installed', { ...skipped });
+        this.#logger.warn(`kind not collected: ${skipped.reason}`, line);
       }
     }
     const publish = await publishInventory(message, {
@@ -150,7 +161,7 @@ export class Agent {
       publish,
       pods: message.pods?.length ?? 0,
       workloads: message.workloads?.length ?? 0,
-      notCollected: notCollected.map((n) => n.resource),
+      notCollected,
       durationMs: Date.now() - started,
     };
     if (publish.published) {
@@ -165,6 +176,7 @@ export class Agent {
         pods: result.pods,
         workloads: result.workloads,
         podsTruncated: message.collection?.pods_truncated ?? false,
+        notCollected: notCollected.map((n) => n.resource),
         durationMs: result.durationMs,
       });
     }

@@ -19,7 +19,11 @@ export class KubeApiError extends Error {
   readonly status: number;
   /** The apiserver's Status reason (NotFound, Forbidden, ...), when sent. */
   readonly reason: string | undefined;
-  /** False when a 404 came without a Status: the API group is not served. */
+  /**
+   * Whether the body was a Status. An older apiserver answers a path it
+   * does not serve with plain text, and the aggregator its 503 for an
+   * unavailable APIService.
+   */
   readonly statusObject: boolean;
 
   constructor(
@@ -173,10 +177,13 @@ function apiError(path: string, status: number, body: string): KubeApiError {
     parsed = undefined;
   }
   const isStatus = parsed?.kind === 'Status';
+  // A plain-text answer ("404 page not found", "service unavailable") says
+  // what happened; kept short, it is an apiserver's message, not an object.
+  const text = isStatus ? '' : body.replace(/\s+/g, ' ').trim().slice(0, 200);
   const message =
     isStatus && typeof parsed.message === 'string'
       ? parsed.message
-      : `GET ${path}: HTTP ${status}`;
+      : `GET ${path}: HTTP ${status}${text ? ` ${text}` : ''}`;
   return new KubeApiError(
     message,
     status,

@@ -4,12 +4,16 @@
  * input. The agent and the seeder both read a cluster through this, so
  * they can never disagree about what a cluster holds.
  *
- * A kind the agent may not read (403) or whose API the cluster does not
- * serve (a 404 without a Status: Argo Rollouts, Argo CD or metrics-server
- * not installed) is left undefined, "not collected": its array is left out
- * of the message and the backend does not prune it. Any other failure
- * (the apiserver unreachable, a 5xx) fails the whole collection, since a
- * partial list would prune rows that still exist.
+ * The core kinds every cluster serves are listed; any failure of one fails
+ * the whole collection (the apiserver unreachable, a 5xx, a 403 on a core
+ * kind), since a partial list would prune rows that still exist. The
+ * optional kinds (`optional` in resources.ts: CRDs and aggregated APIs) are
+ * listed only when their group's discovery lists them (shared/agent/
+ * discovery.ts, read once per cycle), and any way the apiserver says one
+ * is not here (404 with or without a Status, a 503 from an unavailable
+ * APIService, a 403) leaves that kind alone undefined, "not collected": its
+ * array is left out of the message (metrics: usage is null) and the
+ * backend prunes nothing of it.
  */
 import {
   buildInventory,
@@ -18,15 +22,25 @@ import {
 } from '../collector/collect.ts';
 import type { K8sObject } from '../collector/k8s.ts';
 import type { InventoryInput } from '../wire/inventory.ts';
-import { type KubeApi, KubeApiError } from './kube-api.ts';
+import {
+  type Absence,
+  absenceOf,
+  discoverAbsent,
+  type NotCollectedReason,
+  resourceName,
+} from './discovery.ts';
+import type { KubeApi } from './kube-api.ts';
 import { type ApiResource, COLLECTED, resourcePath } from './resources.ts';
 
 export type CollectedField = keyof typeof COLLECTED;
 
 export interface NotCollected {
   field: CollectedField;
+  /** `applications.argoproj.io/v1alpha1`. */
   resource: string;
-  reason: 'forbidden' | 'not_installed';
+  reason: NotCollectedReason;
+  /** What answered: the discovery that lacks it, or the HTTP status and message. */
+  detail: string;
 }
 
 export interface ListedCluster {
@@ -47,8 +61,8 @@ export interface ListOptions {
   concurrency?: number;
 }
 
-const groupVersion = (r: ApiResource) =>
-  r.group === '' ? r.version : `${r.group}/${r.version}`;
+const FIELDS = Object.keys(COLLECTED) as CollectedField[];
+const OPTIONAL = FIELDS.filter((f) => COLLECTED[f].optional === true);
 
 /** Reads every collected kind, plus `/version`. */
 export async function listCluster(
@@ -58,6 +72,12 @@ export async function listCluster(
   const pageSize = options.pageSize ?? 500;
   const objects: ClusterObjects = {};
   const notCollected: NotCollected[] = [];
+  const skip = (field: CollectedField, absence: Absence) =>
+    notCollected.push({
+      field,
+      resource: resourceName(COLLECTED[field]),
+      ...absence,
+    });
 
   try {
     objects.version = await api.getJson('/version');
@@ -68,7 +88,25 @@ export async function listCluster(
     );
   }
 
-  const fields = Object.keys(COLLECTED) as CollectedField[];
+  let absent: Map<ApiResource, Absence>;
+  try {
+    absent = await discoverAbsent(
+      api,
+      OPTIONAL.map((f) => COLLECTED[f]),
+    );
+  } catch (error) {
+    throw new CollectionError(
+      `API discovery failed: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  const fields: CollectedField[] = [];
+  for (const field of FIELDS) {
+    const absence = absent.get(COLLECTED[field]);
+    if (absence === undefined) fields.push(field);
+    else skip(field, absence);
+  }
+
   const next = (() => {
     let i = 0;
     return () => fields[i++];
@@ -76,28 +114,22 @@ export async function listCluster(
   const worker = async () => {
     for (let field = next(); field !== undefined; field = next()) {
       const resource = COLLECTED[field];
-      const path = resourcePath(resource);
       try {
-        const items: K8sObject[] = await api.listAll(path, pageSize);
+        const items: K8sObject[] = await api.listAll(
+          resourcePath(resource),
+          pageSize,
+        );
         objects[field] = items;
       } catch (error) {
-        const name = `${resource.resource}.${groupVersion(resource)}`;
-        if (error instanceof KubeApiError) {
-          if (error.status === 403 || error.status === 401) {
-            notCollected.push({ field, resource: name, reason: 'forbidden' });
-            continue;
-          }
-          if (error.status === 404 && !error.statusObject) {
-            notCollected.push({
-              field,
-              resource: name,
-              reason: 'not_installed',
-            });
-            continue;
-          }
+        // Discovery listed it, yet the list says it is gone (a CRD deleted
+        // since), unavailable or refused: that kind alone is not collected.
+        const absence = resource.optional ? absenceOf(error) : undefined;
+        if (absence !== undefined) {
+          skip(field, absence);
+          continue;
         }
         throw new CollectionError(
-          `listing ${name} failed: ${(error as Error).message}`,
+          `listing ${resourceName(resource)} failed: ${(error as Error).message}`,
           { cause: error },
         );
       }
@@ -107,7 +139,7 @@ export async function listCluster(
     Array.from({ length: options.concurrency ?? 4 }, () => worker()),
   );
   notCollected.sort(
-    (a, b) => fields.indexOf(a.field) - fields.indexOf(b.field),
+    (a, b) => FIELDS.indexOf(a.field) - FIELDS.indexOf(b.field),
   );
   return { objects, notCollected };
 }

@@ -16,6 +16,8 @@ export interface AgentMetrics {
   inventoryPayloadBytes: Gauge;
   inventoriesPublished: Counter;
   collectionFailures: Counter;
+  /** An optional kind left out of a cycle's inventory, by kind and reason. */
+  kindsNotCollected: Counter<'kind' | 'reason'>;
   lastPublishedSeconds: Gauge;
 }
 
@@ -43,6 +45,12 @@ export function createAgentMetrics(): AgentMetrics {
     collectionFailures: new Counter({
       name: 'proxima_collector_failures_total',
       help: 'Sync cycles that published nothing (listing or publishing failed)',
+      registers,
+    }),
+    kindsNotCollected: new Counter({
+      name: 'proxima_collector_kinds_not_collected_total',
+      help: 'Optional kinds left out of a cycle (their array not sent, not pruned), by kind (resource.group/version) and reason (not_installed, unavailable, forbidden); one count per kind per cycle',
+      labelNames: ['kind', 'reason'],
       registers,
     }),
     lastPublishedSeconds: new Gauge({

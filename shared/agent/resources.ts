@@ -15,8 +15,9 @@ export interface ApiResource {
   namespaced: boolean;
   /**
    * A CRD or an aggregated API (Argo Rollouts, Argo CD, metrics-server)
-   * that a cluster may not serve: its absence is "not installed", an
-   * empty list, not a failed collection.
+   * that a cluster may not serve: listed only when its group's discovery
+   * lists it, and not collected (never a failed collection) when the
+   * apiserver says it is not here (shared/agent/discovery.ts).
    */
   optional?: boolean;
 }
@@ -106,7 +107,7 @@ export function resourcePath(
   return `${base}${ns}/${r.resource}${one}`;
 }
 
-/** The API group's discovery path (a 404 there: not installed). */
+/** The group/version's discovery path: its APIResourceList. */
 export function groupPath(r: ApiResource): string {
   return r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
 }

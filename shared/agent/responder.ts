@@ -37,11 +37,11 @@ import {
 } from '../live/kube-query.ts';
 import { logger as defaultLogger } from '../observability/logger.ts';
 import { formatIssues } from '../wire/inventory.ts';
+import { discoverAbsent } from './discovery.ts';
 import { KubeApi, KubeApiError } from './kube-api.ts';
 import {
   COLLECTED,
   CONTROLLER_REVISIONS,
-  groupPath,
   MANIFEST_RESOURCES,
   resourcePath,
 } from './resources.ts';
@@ -106,21 +106,22 @@ function fromKube(error: unknown, what: string): KubeQueryError {
   });
 }
 
-async function requireGroup(api: KubeApi, kind: string): Promise<void> {
-  const resource = kind === 'Rollout' ? COLLECTED.rollouts : undefined;
-  if (resource === undefined) return;
-  try {
-    await api.getJson(groupPath(resource));
-  } catch (error) {
-    if (error instanceof KubeApiError && error.status === 404) {
-      throw new KubeQueryError(
-        'not_installed',
-        'Argo Rollouts is not installed in this cluster',
-        {
-          cause: error,
-        },
-      );
-    }
+/**
+ * After a 404 on a Rollout: whether Argo Rollouts is served at all, by its
+ * group's discovery (per resource: `argoproj.io/v1alpha1` is served for
+ * Argo CD's applications alone on a cluster without Rollouts).
+ */
+async function requireServed(api: KubeApi, kind: string): Promise<void> {
+  if (kind !== 'Rollout') return;
+  const absence = await discoverAbsent(api, [COLLECTED.rollouts]).then(
+    (absent) => absent.get(COLLECTED.rollouts),
+    () => undefined,
+  );
+  if (absence?.reason === 'not_installed') {
+    throw new KubeQueryError(
+      'not_installed',
+      'Argo Rollouts is not installed in this cluster',
+    );
   }
 }
 
@@ -137,7 +138,7 @@ async function getObject(
     );
   } catch (error) {
     if (error instanceof KubeApiError && error.status === 404)
-      await requireGroup(api, kind);
+      await requireServed(api, kind);
     throw fromKube(error, what);
   }
 }

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STREAM } from '../../../infra/local/ingest.ts';
 import { seedAgentId } from '../../../scripts/seed-agent.ts';
 import { Agent, type AgentOptions } from '../../../shared/agent/agent.ts';
-import { buildInventory } from '../../../shared/collector/collect.ts';
+import { CollectionError } from '../../../shared/agent/list.ts';
+import {
+  buildInventory,
+  type ClusterObjects,
+} from '../../../shared/collector/collect.ts';
 import { query } from '../../../shared/db/pool.ts';
 import { commandSubject } from '../../../shared/live/kube-query.ts';
 import { freePort } from '../../../shared/process/supervise.ts';
@@ -20,6 +24,7 @@ import {
 } from '../../../shared/wire/inventory.ts';
 import {
   type FakeKube,
+  type FakeKubeOptions,
   serveCluster,
   startFakeKube,
 } from '../../helpers/fake-kube.ts';
@@ -35,9 +40,12 @@ let dir: string;
 let kubeconfigPath: string;
 
 /** The collector's message from the fixtures, built here directly. */
-function expectedMessage(excludeNamespaces: string[] = []): Inventory {
+function expectedMessage(
+  excludeNamespaces: string[] = [],
+  objects: ClusterObjects = allRealObjects(),
+): Inventory {
   return parseInventory(
-    buildInventory(allRealObjects(), {
+    buildInventory(objects, {
       agentId: randomUUID(),
       agentVersion: 'v0.9.0',
       timestamp: new Date().toISOString(),
@@ -134,6 +142,80 @@ function runScript(args: string[], env: Record<string, string>): Promise<Run> {
   });
 }
 
+/** The fake's context as a kubeconfig file (JSON is YAML). */
+async function kubeconfigOf(fake: FakeKube, name: string): Promise<string> {
+  const path = join(dir, `kubeconfig-${name}`);
+  await writeFile(path, fake.kubeConfig.exportConfig());
+  return path;
+}
+
+/** A fake apiserver of its own serving the objects, and its kubeconfig file. */
+async function clusterServing(
+  name: string,
+  objects: ClusterObjects,
+  options: FakeKubeOptions = {},
+): Promise<{ fake: FakeKube; kubeconfig: string }> {
+  const fake = await startFakeKube(options);
+  serveCluster(fake, objects);
+  return { fake, kubeconfig: await kubeconfigOf(fake, name) };
+}
+
+/** `--once` as a user runs it, against the given kubeconfig. */
+function runOnceAgainst(kubeconfig: string, agentId: string) {
+  return runOnceProcess({
+    KUBECONFIG: kubeconfig,
+    NATS_URL: world.nats.url,
+    PROXIMA_CLIENT: world.tenant.clientSlug,
+    PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+    PROXIMA_AGENT_ID: agentId,
+  });
+}
+
+/** The agent's last message, once the sync has stored exactly its rows. */
+async function publishedAndStored(agentId: string): Promise<Inventory> {
+  const cluster = await eventually('the cluster row', () =>
+    world.clusterOf(agentId),
+  );
+  const { message } = await lastPublished(agentId);
+  expect(await countRows(world.database.db, cluster.id)).toEqual(
+    storedCounts(message),
+  );
+  return message;
+}
+
+/** Whether the stream holds anything on the agent's subject. */
+async function publishedAnything(agentId: string): Promise<boolean> {
+  return lastPublished(agentId).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The agent's WARN-and-above log lines (stderr, JSON) that say a kind was left out. */
+const notCollectedLines = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => String(l.message).startsWith('kind not collected'));
+
+const ARGO_CD_APPLICATION = {
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'Application',
+  metadata: {
+    name: 'shop',
+    namespace: 'argocd',
+    uid: '7d0c3f3e-3c55-4a8e-9f57-0d7c2f1a1b11',
+    creationTimestamp: '2026-01-01T00:00:00Z',
+  },
+  spec: {
+    project: 'default',
+    source: { repoURL: 'https://example.com/shop.git', path: 'deploy' },
+    destination: { server: 'https://kubernetes.default.svc' },
+  },
+  status: { sync: { status: 'Synced' }, health: { status: 'Healthy' } },
+};
+
 beforeAll(async () => {
   world = await startWorld();
   kube = await startFakeKube();
@@ -212,33 +294,90 @@ describe('the cluster agent', () => {
       /proxima_collector_inventory_payload_bytes [1-9]\d*/,
     );
     expect(scrape).toContain('proxima_collector_inventories_published_total 1');
+    // The fixtures' cluster runs Argo Rollouts, not Argo CD nor metrics-server.
+    expect(message.workloads?.some((w) => w.kind === 'Rollout')).toBe(true);
+    expect(message.argocd_applications).toBeUndefined();
+    expect(scrape).toContain(
+      'proxima_collector_kinds_not_collected_total{kind="applications.argoproj.io/v1alpha1",reason="not_installed"} 1',
+    );
+    expect(scrape).toContain(
+      'proxima_collector_kinds_not_collected_total{kind="nodes.metrics.k8s.io/v1beta1",reason="not_installed"} 1',
+    );
+    expect(scrape).not.toContain(
+      'proxima_collector_kinds_not_collected_total{kind="rollouts',
+    );
     expect(manifest.ok).toBe(true);
     expect(manifest.result.name).toBe('icx-db');
     expect(agent.connection?.isClosed()).toBe(true);
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 
-  it('leaves a kind it may not list out of the message, so its rows are not pruned', {
+  it('leaves an optional kind it may not list out of the message, so its rows are not pruned', {
     timeout: 60_000,
   }, async () => {
     // Prepare
     const forbidding = await startFakeKube();
-    serveCluster(forbidding, allRealObjects());
-    forbidding.forbid('services');
-    const agent = new Agent(
-      agentOptions({ kubeConfig: forbidding.kubeConfig }),
-    );
+    serveCluster(forbidding, {
+      ...allRealObjects(),
+      argocdApplications: [ARGO_CD_APPLICATION],
+    });
+    forbidding.forbid('applications');
+    const options = agentOptions({ kubeConfig: forbidding.kubeConfig });
+    const agent = new Agent(options);
 
     // Act
     const result = await agent.syncOnce().finally(async () => {
       await agent.stop();
       await forbidding.stop();
     });
+    const scrape = await agent.metrics.registry.metrics();
 
     // Assess
     expect(result.publish.published).toBe(true);
-    expect(result.notCollected).toContain('services.v1');
-    expect(result.notCollected).toContain('nodes.metrics.k8s.io/v1beta1');
+    expect(result.notCollected).toEqual([
+      expect.objectContaining({
+        resource: 'applications.argoproj.io/v1alpha1',
+        reason: 'forbidden',
+      }),
+      expect.objectContaining({
+        resource: 'nodes.metrics.k8s.io/v1beta1',
+        reason: 'not_installed',
+      }),
+      expect.objectContaining({
+        resource: 'pods.metrics.k8s.io/v1beta1',
+        reason: 'not_installed',
+      }),
+    ]);
+    expect(scrape).toContain(
+      'proxima_collector_kinds_not_collected_total{kind="applications.argoproj.io/v1alpha1",reason="forbidden"} 1',
+    );
+    const { message } = await lastPublished(options.agentId);
+    expect(message.argocd_applications).toBeUndefined();
+    expect(kindCounts(message)).toEqual(kindCounts(expectedMessage()));
+  });
+
+  it('publishes nothing when a core kind is refused: its rows would be pruned', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare
+    const forbidding = await startFakeKube();
+    serveCluster(forbidding, allRealObjects());
+    forbidding.forbid('services');
+    const options = agentOptions({ kubeConfig: forbidding.kubeConfig });
+    const agent = new Agent(options);
+
+    // Act
+    const sync = agent.syncOnce();
+    await sync.catch(() => undefined);
+    await agent.stop();
+    await forbidding.stop();
+
+    // Assess
+    await expect(sync).rejects.toThrow(CollectionError);
+    await expect(sync).rejects.toThrow(
+      /^listing services\.v1 failed: services is forbidden/,
+    );
+    expect(await publishedAnything(options.agentId)).toBe(false);
   });
 
   it('--once publishes one inventory, without the excluded namespaces, and exits 0 once acked', {
@@ -281,6 +420,130 @@ describe('the cluster agent', () => {
       [cluster.id],
     );
     expect(kept.map((r) => r.namespace)).not.toContain('kube-system');
+  });
+
+  it('--once inventories a cluster with Argo CD, no Rollouts and metrics-server down, and exits 0', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const objects: ClusterObjects = {
+      ...allRealObjects(),
+      rollouts: undefined,
+      argocdApplications: [ARGO_CD_APPLICATION],
+    };
+    const { fake: shaped, kubeconfig } = await clusterServing(
+      'argocd',
+      objects,
+    );
+    // metrics.k8s.io registered by its APIService, its backend down.
+    shaped.unavailable('metrics.k8s.io/v1beta1');
+
+    // Act
+    const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
+      shaped.stop(),
+    );
+    const message = await publishedAndStored(agentId);
+
+    // Assess
+    expect(run.code).toBe(0);
+    expect(
+      notCollectedLines(run.stderr).map((l) => [l.kind, l.reason, l.level]),
+    ).toEqual([
+      ['nodes.metrics.k8s.io/v1beta1', 'unavailable', 'WARN'],
+      ['pods.metrics.k8s.io/v1beta1', 'unavailable', 'WARN'],
+    ]);
+    expect(kindCounts(message)).toEqual(
+      kindCounts(expectedMessage([], objects)),
+    );
+    expect(message.workloads?.some((w) => w.kind === 'Rollout')).toBe(false);
+    expect(message.argocd_applications?.map((a) => a.name)).toEqual(['shop']);
+    expect(message.nodes?.length).toBeGreaterThan(0);
+    expect(message.nodes?.every((n) => n.usage === null)).toBe(true);
+    const apps = await query<{ name: string }>(
+      world.database.db,
+      `select a.name from argocd_applications a
+       join clusters c on c.id = a.cluster_id where c.agent_id = $1`,
+      [agentId],
+    );
+    expect(apps.map((r) => r.name)).toEqual(['shop']);
+  });
+
+  it('--once inventories a cluster with neither Argo product on an older apiserver (plain-text 404s), and exits 0', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const objects: ClusterObjects = {
+      ...allRealObjects(),
+      rollouts: undefined,
+    };
+    const { fake: shaped, kubeconfig } = await clusterServing(
+      'neither',
+      objects,
+      {
+        notFound: 'plain',
+        gitVersion: 'v1.23.17',
+      },
+    );
+
+    // Act
+    const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
+      shaped.stop(),
+    );
+    const message = await publishedAndStored(agentId);
+
+    // Assess
+    expect(run).toEqual({ code: 0, stderr: '' });
+    expect(kindCounts(message)).toEqual(
+      kindCounts(expectedMessage([], objects)),
+    );
+    expect(message.workloads?.some((w) => w.kind === 'Rollout')).toBe(false);
+    expect(message.argocd_applications).toBeUndefined();
+  });
+
+  it('--once exits 1 and publishes nothing when a core list answers 5xx', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const { fake: failing, kubeconfig } = await clusterServing(
+      'core-5xx',
+      allRealObjects(),
+    );
+    failing.fail('v1', 'pods', 500);
+
+    // Act
+    const run = await runOnceAgainst(kubeconfig, agentId).finally(() =>
+      failing.stop(),
+    );
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'agent --once failed: listing pods.v1 failed: Internal error occurred',
+    );
+    expect(await publishedAnything(agentId)).toBe(false);
+  });
+
+  it('--once exits 1 and publishes nothing when the apiserver does not answer', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare
+    const agentId = randomUUID();
+    const gone = await startFakeKube();
+    const kubeconfig = await kubeconfigOf(gone, 'gone');
+    await gone.stop();
+
+    // Act
+    const run = await runOnceAgainst(kubeconfig, agentId);
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /agent --once failed: the Kubernetes API at \S+ did not answer \/version/,
+    );
+    expect(await publishedAnything(agentId)).toBe(false);
   });
 
   it('--once exits non-zero, naming the failure, when NATS does not answer', {

@@ -400,6 +400,23 @@ describe('kube_query responder', () => {
     expect(!reply.ok && reply.error.code).toBe(code);
   });
 
+  it('answers not_installed for a Rollout where argoproj.io serves Argo CD alone, not_found once Rollouts are installed', async () => {
+    // Prepare: Argo CD's CRD alone serves the group Rollouts live in.
+    kube.install('argoproj.io/v1alpha1', 'applications');
+    const rollout = { kind: 'Rollout', namespace: 'icx', name: 'canary' };
+
+    // Act
+    const argoCdAlone = await ask('manifest', rollout);
+    kube.install('argoproj.io/v1alpha1', 'rollouts');
+    const installed = await ask('manifest', rollout);
+    kube.uninstall('argoproj.io/v1alpha1', 'rollouts');
+    kube.uninstall('argoproj.io/v1alpha1', 'applications');
+
+    // Assess
+    expect(!argoCdAlone.ok && argoCdAlone.error.code).toBe('not_installed');
+    expect(!installed.ok && installed.error.code).toBe('not_found');
+  });
+
   it('answers bad_request to a body that is not JSON', async () => {
     const msg = await nc.request(commandSubject(AGENT_ID), 'not json', {
       timeout: 15_000,
