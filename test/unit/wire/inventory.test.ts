@@ -3,13 +3,13 @@ import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { realisticInventoryMessage } from '../../../shared/fixtures/realistic.ts';
 import {
-  formatIssues,
   type Inventory,
   inventorySchema,
   KIND_KEYS,
   parseInventory,
   parseInventoryJson,
 } from '../../../shared/wire/inventory.ts';
+import { formatIssues } from '../../../shared/wire/issues.ts';
 
 /** A small generated message as plain JSON, free to edit. */
 // biome-ignore lint/suspicious/noExplicitAny: tests edit raw JSON at will, as a faulty agent could
