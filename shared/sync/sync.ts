@@ -416,6 +416,8 @@ async function applyKinds(
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
 
+  // Each kind is prepared once (compared with what is stored), by the
+  // writer: in its turn, or ahead of it while the database writes another.
   const writer = new KindWriter(
     tx,
     cluster.id,
@@ -424,6 +426,7 @@ async function applyKinds(
       prepareKind(kind, incoming.rows(kind) ?? [], stored.get(kind), ctx),
     { span: ctx.span, spanOf: SPAN_OF },
   );
+  // Steps 3 to 15, one kind at a time in the spec's order.
   for (const kind of present) {
     const prepared = writer.prepared(kind);
     await writer.writeKind(prepared, async (writeRows) => {
