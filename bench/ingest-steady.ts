@@ -52,7 +52,7 @@ import {
   encodeForQueue,
   toQueuedRecord,
 } from '../shared/ingest/queue-message.ts';
-import { decodeInventoryJson } from '../shared/wire/inventory.ts';
+import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import { median, percentile, postgresCpuMs } from './common.ts';
 import { agentOf } from './ingest-agents.ts';
 import type { PublisherConfig, PublisherMessage } from './ingest-publisher.ts';

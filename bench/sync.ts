@@ -19,8 +19,8 @@ import {
 } from '../shared/sync/kinds.ts';
 import { upsertStatement } from '../shared/sync/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
+import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import {
-  decodeInventoryJson,
   type Inventory,
   parseInventoryJson,
 } from '../shared/wire/inventory.ts';

@@ -36,7 +36,7 @@ import {
   type RevisionsResult,
 } from '../live/kube-query.ts';
 import { logger as defaultLogger } from '../observability/logger.ts';
-import { formatIssues } from '../wire/inventory.ts';
+import { formatIssues } from '../wire/issues.ts';
 import { discoverAbsent } from './discovery.ts';
 import { KubeApi, KubeApiError } from './kube-api.ts';
 import {

@@ -41,7 +41,7 @@ import {
   type SyncResult,
   syncInventory,
 } from '../sync/sync.ts';
-import { decodeInventoryJson } from '../wire/inventory.ts';
+import { decodeInventoryJson } from '../wire/decode.ts';
 import { parseSubject } from '../wire/subject.ts';
 import {
   decodeQueuedInventory,

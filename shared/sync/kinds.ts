@@ -5,7 +5,7 @@
  *
  * A mapped row holds only what the agent sent (plus values derived from it),
  * never ids. The row's content_hash is a digest of the wire row's bytes as
- * sent (shared/sync/sync.ts), so a row is validated and mapped only when it
+ * sent (shared/sync/digests.ts), so a row is validated and mapped only when it
  * changed: a change to a mapping (or to the digest) bumps ROW_SHAPE_VERSION
  * below.
  *
@@ -217,7 +217,7 @@ const workloads = defineKind('workloads', {
   // carries as the baseline.
   insertOnly: ['spec_facts', 'spec_facts_hash', 'spec_facts_at'],
   // The digest of the facts as sent: with content_hash, what tells the
-  // workload unchanged (shared/sync/sync.ts).
+  // workload unchanged (shared/sync/digests.ts).
   digests: ['spec_facts_wire_hash'],
   toRow: (r) =>
     withMeta(r, {

@@ -33,20 +33,13 @@
  * names 253, an object's annotations 256 KiB), so no real object is refused.
  */
 
-import { isUtf8 } from 'node:buffer';
-import { type ZodError, z } from 'zod';
+import { z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
-import { asBuffer, scanMessage } from './message-scan.ts';
+import { errorMap, formatIssues, formatPath } from './issues.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
-import { rowWalk, UNDECIDED } from './row-walk.ts';
-import { SentRows } from './sent-rows.ts';
 import { specFactsSchema } from './spec-facts.ts';
-import {
-  mayHoldUnstorableBytes,
-  mayHoldUnstorableText,
-  unstorableText,
-} from './storable-text.ts';
+import { mayHoldUnstorableText, unstorableText } from './storable-text.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -757,15 +750,6 @@ export type ResourceQuotaRow = z.output<typeof resourceQuotaRowSchema>;
 export type EndpointSliceRow = z.output<typeof endpointSliceRowSchema>;
 export type ArgocdApplication = z.output<typeof argocdApplicationSchema>;
 
-/**
- * A decoded message whose envelope is validated and whose rows are not yet
- * (`decodeInventoryJson`): each kind array holds the rows as sent, as bytes
- * parsed only when read.
- */
-export type WireInventory = Omit<Inventory, KindKey> & {
-  [K in KindKey]?: SentRows | undefined;
-};
-
 /** The row type of each kind array. */
 export type KindRow = {
   [K in KindKey]: NonNullable<Inventory[K]>[number];
@@ -773,104 +757,10 @@ export type KindRow = {
 
 // --------------------------------------------------------------- parsing
 
-const EXPECTED: Record<string, string> = {
-  string: 'a string',
-  number: 'a number',
-  int: 'an integer',
-  boolean: 'a boolean',
-  object: 'an object',
-  record: 'an object',
-  array: 'an array',
-  null: 'null',
-};
-
-/** Messages for every issue zod can raise here: short and rule-naming. */
-const errorMap: z.core.$ZodErrorMap = (iss) => {
-  switch (iss.code) {
-    case 'invalid_type':
-      if (iss.input === undefined) return 'required';
-      return `expected ${EXPECTED[iss.expected] ?? iss.expected}`;
-    case 'too_big': {
-      const max = String(iss.maximum);
-      if (iss.origin === 'string') return `longer than ${max} characters`;
-      if (iss.origin === 'array') return `more than ${max} items`;
-      return `must be at most ${max}`;
-    }
-    case 'too_small': {
-      const min = String(iss.minimum);
-      if (iss.origin === 'string') {
-        return min === '1' ? 'must not be empty' : `shorter than ${min}`;
-      }
-      if (iss.origin === 'array') return `fewer than ${min} items`;
-      return iss.inclusive ? `must be at least ${min}` : `must exceed ${min}`;
-    }
-    case 'invalid_format':
-      if (iss.format === 'datetime') {
-        return 'expected an RFC 3339 time with an offset';
-      }
-      if (iss.format === 'uuid' || iss.format === 'guid') {
-        return 'expected a UUID';
-      }
-      return `expected the ${iss.format} format`;
-    case 'invalid_value': {
-      const values = iss.values.map((v) => JSON.stringify(v));
-      return values.length === 1
-        ? `expected ${values[0]}`
-        : `expected one of ${values.join(', ')}`;
-    }
-    case 'invalid_key':
-      return 'invalid key';
-    case 'invalid_union':
-      return 'matches none of the allowed forms';
-    default:
-      return undefined;
-  }
-};
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Longer keys are not quoted in a path (a label key is at most 317). */
-const MAX_PATH_KEY_CHARS = 64;
-
-/** `workloads[3].containers[0].name`, `labels["app.kubernetes.io/name"]`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') {
-      out += `[${part}]`;
-    } else {
-      const key = String(part);
-      if (key.length > MAX_PATH_KEY_CHARS) {
-        // A key this long is payload, not a name: say what it is instead.
-        out += `[a key of ${key.length} characters]`;
-      } else if (IDENTIFIER.test(key)) {
-        out += out === '' ? key : `.${key}`;
-      } else {
-        out += `[${JSON.stringify(key)}]`;
-      }
-    }
-  }
-  return out === '' ? 'inventory' : out;
-}
-
-/**
- * The first `max` issues as `path: rule`, joined by "; ", with a count of the
- * rest: `workloads[3].replicas_desired: expected an integer (+2 more)`.
+/*
+ * The whole path: every row parsed and validated. The sync worker's path,
+ * which leaves rows as sent until the sync reads them, is decode.ts.
  */
-export function formatIssues(error: ZodError, max = 5): string {
-  return formatIssueList(error.issues, max);
-}
-
-function formatIssueList(issues: readonly z.core.$ZodIssue[], max = 5): string {
-  const shown = issues.slice(0, Math.max(1, max)).map((issue) => {
-    let message = issue.message;
-    if (issue.code === 'invalid_key' && issue.issues[0]) {
-      message = `invalid key: ${issue.issues[0].message}`;
-    }
-    return `${formatPath(issue.path)}: ${message}`;
-  });
-  const rest = issues.length - shown.length;
-  return rest > 0 ? `${shown.join('; ')} (+${rest} more)` : shown.join('; ');
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -880,7 +770,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * The version gate, run before anything else is read: a message of another
  * version is refused whole, with one clear reason, never half-read.
  */
-function checkVersion(input: unknown): void {
+export function checkVersion(input: unknown): void {
   if (!isPlainObject(input)) {
     throw new RejectedInventoryError('inventory: expected a JSON object');
   }
@@ -919,217 +809,8 @@ export function parseInventoryJson(
   return parseInventory(decodeJson(body).value);
 }
 
-const KIND_NAMES: ReadonlySet<string> = new Set(KIND_KEYS);
-
-/**
- * Decodes a UTF-8 JSON body and validates all of it but the rows of its
- * kind arrays, which stay as sent, as bytes (`validateRows` checks them): a
- * resync digests its rows from the bytes and parses only those it does not
- * know. A message that fails anywhere outside those rows is refused exactly
- * as `parseInventoryJson` refuses it, with the reason the whole schema
- * gives: whatever the fast path does not take is decoded whole.
- */
-export function decodeInventoryJson(
-  body: Buffer | Uint8Array | string,
-): WireInventory {
-  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const fast = isUtf8(bytes) ? decodeScanned(bytes) : undefined;
-  if (fast !== undefined) return fast;
-  const { value } = decodeJson(bytes);
-  checkVersion(value);
-  const result = envelopeSchema.safeParse(value, { error: errorMap });
-  if (!result.success) {
-    // Refused: the whole schema names every issue, rows' included, in its
-    // own order.
-    parseInventory(value);
-    throw new RejectedInventoryError(formatIssues(result.error));
-  }
-  return toWireInventory(result.data as WireInventoryInput);
-}
-
-/**
- * The fast path: the message scanned (message-scan.ts), its envelope parsed
- * and validated, its rows left as bytes; undefined for anything it does not
- * accept, which the whole path then refuses with its own reason.
- */
-function decodeScanned(bytes: Uint8Array): WireInventory | undefined {
-  const scanned = scanMessage(bytes, KIND_NAMES);
-  if (scanned === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = decodeJson(scanned.envelope).value;
-    checkVersion(value);
-  } catch {
-    return undefined;
-  }
-  const result = envelopeSchema.safeParse(value, { error: errorMap });
-  if (!result.success) return undefined;
-  const inventory = result.data as Record<string, unknown>;
-  const buffer = asBuffer(bytes);
-  for (const kind of KIND_KEYS) {
-    if (inventory[kind] === undefined) continue;
-    const spans = scanned.rows.get(kind);
-    // An array in the envelope is one the scan cut out: it has spans.
-    if (spans === undefined) return undefined;
-    inventory[kind] = new SentRows(buffer, spans);
-  }
-  sources.set(inventory, {
-    bytes,
-    mayHoldUnstorable: mayHoldUnstorableBytes(buffer),
-  });
-  return inventory as WireInventory;
-}
-
-/**
- * A decoded message's bytes, for refusing it as the whole schema does, and
- * whether they spell any text PostgreSQL cannot store (read once, natively,
- * so a body that spells none spares every row its own look).
- */
-const sources = new WeakMap<
-  object,
-  { bytes: Uint8Array; mayHoldUnstorable: boolean }
->();
-
-/** A message whose kind arrays hold rows as values or as sent. */
-type WireInventoryInput = Omit<Inventory, KindKey> & {
-  [K in KindKey]?: SentRows | readonly unknown[] | undefined;
-};
-
-/**
- * A message as the sync reads it, from one whose kind arrays may hold rows
- * as values (a parsed message, a test's): those become rows as sent, with
- * the bytes `JSON.stringify` writes for them.
- */
-export function toWireInventory(
-  inventory: WireInventoryInput | Inventory,
-): WireInventory {
-  const input = inventory as WireInventoryInput;
-  if (KIND_KEYS.every((k) => !Array.isArray(input[k]))) {
-    return input as WireInventory;
-  }
-  const out = { ...input } as Record<string, unknown>;
-  for (const kind of KIND_KEYS) {
-    const rows = input[kind];
-    if (Array.isArray(rows)) out[kind] = SentRows.fromValues(rows);
-  }
-  return out as WireInventory;
-}
-
-/**
- * The refusal the whole schema gives a message the sync found a malformed
- * row in: from its bytes when it was decoded from them (a row that is no
- * JSON is named by its position in the body), else from its rows parsed.
- * Undefined if the whole schema accepts it.
- */
-function refusalOfWhole(
-  inventory: WireInventory,
-): RejectedInventoryError | undefined {
-  try {
-    const bytes = sources.get(inventory)?.bytes;
-    if (bytes !== undefined) {
-      parseInventoryJson(bytes);
-    } else {
-      const whole = { ...inventory } as Record<string, unknown>;
-      for (const kind of KIND_KEYS) whole[kind] = inventory[kind]?.values();
-      parseInventory(whole);
-    }
-  } catch (error) {
-    if (error instanceof RejectedInventoryError) return error;
-    throw error;
-  }
-  return undefined;
-}
-
-type RowValidator = (row: unknown) => z.ZodSafeParseResult<unknown>;
-
-/**
- * A kind's row validation as the sync runs it: the schema compiled for the
- * rows it vouches for (row-walk.ts, the same rules and the same output),
- * zod's own parse for any other, which accepts it or names why not.
- */
-function rowValidator(schema: z.ZodType): RowValidator {
-  const walk = rowWalk(schema);
-  return (row) => {
-    const data = walk(row);
-    if (data !== UNDECIDED) return { success: true, data };
-    return schema.safeParse(row, { error: errorMap });
-  };
-}
-
-/** Each kind's row validation (rowValidator), by kind. */
-export const ROW_VALIDATORS: Record<KindKey, RowValidator> = Object.fromEntries(
-  KIND_KEYS.map((kind) => [kind, rowValidator(ROW_SCHEMAS[kind])]),
-) as Record<KindKey, RowValidator>;
-
-/**
- * The rows of each kind at the given indexes, parsed, validated and
- * normalized as the whole schema does. A message with any malformed one
- * (no JSON, text PostgreSQL cannot store, or what the schema refuses) is
- * refused whole, with the reason `parseInventoryJson` gives it.
- */
-export function validateRows(
-  inventory: WireInventory,
-  indexes: Partial<Record<KindKey, readonly number[]>>,
-): Partial<Record<KindKey, Map<number, unknown>>> {
-  const issues: z.core.$ZodIssue[] = [];
-  let malformed = false;
-  // Text a body spells and PostgreSQL cannot store refuses the message, as
-  // decoding a body whole does; rows given as values were checked (or, in
-  // tests, are stored without the NUL). A body that spells none anywhere
-  // has no row to look at.
-  const fromBody = sources.get(inventory)?.mayHoldUnstorable === true;
-  const out: Partial<Record<KindKey, Map<number, unknown>>> = {};
-  for (const kind of KIND_KEYS) {
-    const rows = inventory[kind];
-    const wanted = indexes[kind];
-    if (rows === undefined || wanted === undefined) continue;
-    const validate = ROW_VALIDATORS[kind];
-    const valid = new Map<number, unknown>();
-    for (const index of wanted) {
-      let row: unknown;
-      try {
-        row = rows.value(index);
-      } catch {
-        malformed = true;
-        continue;
-      }
-      if (fromBody && mayHoldUnstorableText(rows.text(index))) {
-        const found = unstorableText(row);
-        if (found !== undefined) {
-          issues.push({
-            code: 'custom',
-            input: undefined,
-            message: found.rule,
-            path: [kind, index, ...found.path],
-          });
-          continue;
-        }
-      }
-      const result = validate(row);
-      if (result.success) {
-        valid.set(index, result.data);
-      } else {
-        for (const issue of result.error.issues) {
-          issues.push({ ...issue, path: [kind, index, ...issue.path] });
-        }
-      }
-    }
-    out[kind] = valid;
-  }
-  if (malformed || issues.length > 0) {
-    throw (
-      refusalOfWhole(inventory) ??
-      new RejectedInventoryError(
-        malformed ? 'body: invalid JSON' : formatIssueList(issues),
-        { cause: new z.ZodError(issues) },
-      )
-    );
-  }
-  return out;
-}
-
 /** A body's text and its JSON value, or a refusal that quotes neither. */
-function decodeJson(body: Buffer | Uint8Array | string): {
+export function decodeJson(body: Buffer | Uint8Array | string): {
   value: unknown;
   json: string;
 } {

@@ -20,18 +20,39 @@ export interface CutRow {
   tail: Uint8Array;
 }
 
+/**
+ * The body a message's rows were cut from, as received: one per decoded
+ * message, shared by its kinds' rows.
+ */
+export interface SentMessage {
+  /** The whole body: a refusal names a row that is no JSON by its place. */
+  readonly bytes: Uint8Array;
+  /**
+   * Whether the body spells any text PostgreSQL cannot store: read once,
+   * natively, so a body that spells none spares every row its own look.
+   */
+  readonly mayHoldUnstorable: boolean;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 export class SentRows {
   readonly length: number;
+  /**
+   * The message the rows were cut from; undefined for rows given as values
+   * (fromValues), which were checked as values.
+   */
+  readonly message: SentMessage | undefined;
   readonly #bytes: Buffer;
   readonly #spans: RowSpans;
   readonly #values: unknown[];
 
-  constructor(bytes: Buffer, spans: RowSpans) {
+  /** Rows at `spans` of `bytes`, the body of `message` when it has one. */
+  constructor(bytes: Buffer, spans: RowSpans, message?: SentMessage) {
     this.#bytes = bytes;
     this.#spans = spans;
+    this.message = message;
     this.length = spans.starts.length;
     this.#values = new Array(this.length);
   }

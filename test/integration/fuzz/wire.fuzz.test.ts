@@ -18,10 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
-import {
-  decodeInventoryJson,
-  parseInventoryJson,
-} from '../../../shared/wire/inventory.ts';
+import { decodeInventoryJson } from '../../../shared/wire/decode.ts';
+import { parseInventoryJson } from '../../../shared/wire/inventory.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';

@@ -19,9 +19,11 @@ import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import {
   decodeInventoryJson,
+  ROW_VALIDATORS,
+} from '../../../shared/wire/decode.ts';
+import {
   KIND_KEYS,
   parseInventoryJson,
-  ROW_VALIDATORS,
 } from '../../../shared/wire/inventory.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';

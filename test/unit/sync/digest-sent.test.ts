@@ -6,9 +6,9 @@
  */
 import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { digestSent, type SentDigest } from '../../../shared/sync/digests.ts';
 import { ROW_SHAPE_VERSION } from '../../../shared/sync/kinds.ts';
 import type { StoredRow } from '../../../shared/sync/repo.ts';
-import { digestSent, type SentDigest } from '../../../shared/sync/sync.ts';
 import type { KindKey } from '../../../shared/wire/inventory.ts';
 import { WIRE_RULES_VERSION } from '../../../shared/wire/inventory.ts';
 import { SentRows } from '../../../shared/wire/sent-rows.ts';

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import {
-  formatIssues,
   type Inventory,
   inventorySchema,
   KIND_KEYS,
   parseInventory,
   parseInventoryJson,
 } from '../../../shared/wire/inventory.ts';
+import { formatIssues } from '../../../shared/wire/issues.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import { realisticInventoryMessage } from '../../fixtures/realistic.ts';
 
