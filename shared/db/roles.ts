@@ -220,6 +220,11 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     // client by client.
     `grant select on clients to ${g.maintenance}`,
     `grant select, delete on change_events, alert_groups to ${g.maintenance}`,
+    // Audit retention (live/audit.ts expireAudit): rows past
+    // AUDIT_RETENTION_DAYS, found by their time alone; who read what is
+    // none of the sweep's business.
+    `grant select (at) on live_read_audit to ${g.maintenance}`,
+    `grant delete on live_read_audit to ${g.maintenance}`,
 
     // tenancy (admin): ensureTenant and grantRole insert (ON CONFLICT DO
     // NOTHING) and read back ids; nothing is updated or deleted.

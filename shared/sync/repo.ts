@@ -354,7 +354,10 @@ export interface LockedCluster {
 /**
  * Locks the cluster row (FOR NO KEY UPDATE: serializes syncs of one cluster
  * without blocking inserts that reference it). Every transaction that touches
- * a cluster's child rows takes this lock first.
+ * a cluster's child rows takes this lock first. The lock is the update that
+ * stamps when a snapshot was received, by the database's clock, applied or
+ * not (the stale-cluster sweep judges silence by it, never by the agent's
+ * clock); it changes no key column, so it takes that same lock.
  */
 export function lockCluster(
   tx: Queryable,
@@ -363,11 +366,10 @@ export function lockCluster(
 ): Promise<LockedCluster | undefined> {
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
-    prepared(`select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
-            last_stream_seq
-     from clusters
+    prepared(`update clusters set last_received_at = now()
      where environment_id = $1 and agent_id = $2
-     for no key update`),
+     returning id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
+            last_stream_seq`),
     [environmentId, agentId],
   );
 }

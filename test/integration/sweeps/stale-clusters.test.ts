@@ -126,7 +126,8 @@ describe('stale-cluster sweep', () => {
       );
       await query(
         tx,
-        `update clusters set agent_status = 'connected', last_seen_at = $2
+        `update clusters set agent_status = 'connected', last_seen_at = $2,
+           last_received_at = $2
          where id = $1`,
         [stale.clusterId, now],
       );
@@ -153,7 +154,7 @@ describe('stale-cluster sweep', () => {
 
   it('skips a row whose sync committed after the sweep read it', async () => {
     // Prepare: the sweep's statement sees the old row, the sync commits a
-    // newer last_seen_at before the sweep locks it.
+    // newer receipt time before the sweep locks it.
     const now = new Date();
     const stale = await syncedCluster(
       database.db,
@@ -171,7 +172,8 @@ describe('stale-cluster sweep', () => {
     const sync = withTransaction(database.db, async (tx) => {
       await query(
         tx,
-        `update clusters set agent_status = 'connected', last_seen_at = $2
+        `update clusters set agent_status = 'connected', last_seen_at = $2,
+           last_received_at = $2
          where id = $1`,
         [stale.clusterId, now],
       );
@@ -188,7 +190,7 @@ describe('stale-cluster sweep', () => {
         `update clusters set agent_status = 'disconnected'
          where id in (
            select id from clusters
-           where agent_status = 'connected' and last_seen_at < $1 and id = $2
+           where agent_status = 'connected' and last_received_at < $1 and id = $2
            for no key update)
          returning id`,
         [new Date(now.getTime() - 15 * MINUTE), stale.clusterId],

@@ -4,12 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { vi } from 'vitest';
-import type { Db } from '../../../shared/db/pool.ts';
+import { type Db, query } from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import type { Tenant } from '../../helpers/inventory-db.ts';
 
-/** Syncs a small generated inventory stamped `at`; returns the cluster id. */
+/**
+ * Syncs a small generated inventory stamped `at`, as received at `at` (an
+ * agent whose clock is right); returns the cluster id.
+ */
 export async function syncedCluster(
   db: Db,
   tenant: Tenant,
@@ -28,6 +31,11 @@ export async function syncedCluster(
     inventory,
     { now: () => at },
   );
+  // The sync stamps the database's now(); the sweeps judge silence by it.
+  await query(db, 'update clusters set last_received_at = $2 where id = $1', [
+    result.clusterId,
+    at,
+  ]);
   return { clusterId: result.clusterId, agentId };
 }
 
