@@ -203,7 +203,7 @@ describe('live routes', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     nats = await startNatsServer();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     kube = await startFakeKube();
     kube.add('apps/v1', 'deployments', [DEPLOYMENT]);
     kube.add('apps/v1', 'replicasets', REPLICA_SETS);

@@ -277,7 +277,7 @@ describe('series written after a sync', () => {
       clientId: tenant.clientId,
     });
     setMetricsStore(store);
-    const api = await startTestApi(database.db);
+    const api = await startTestApi(database);
     try {
       const token = await api.token('sync-reader@example.test');
       const read = async (query: string, extra = '') => {

@@ -48,7 +48,7 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     });
     nats = await startNatsServer();
     await setLiveNatsTarget({ url: nats.url });
-    api = await startTestApi(database.as('api').db);
+    api = await startTestApi(database);
     token = await api.token(OPERATOR);
   });
   afterAll(async () => {
