@@ -31,7 +31,7 @@ describe('the sweeps under their production login', () => {
     database = await createTestDatabase();
     tenant = await createTenant(database.db);
     sweeps = database.as('sweeps');
-    setDb(sweeps.db);
+    setDb(sweeps.db, 'sweeps');
   });
   afterAll(async () => {
     setDb(undefined);

@@ -199,7 +199,7 @@ describe('event retention sweep', () => {
 
   it('emits proxima_k8s_events_expired_total from the Lambda handler', async () => {
     // Prepare
-    setDb(database.db);
+    setDb(database.as('sweeps').db, 'sweeps');
     await expireEvents(database.db, { retentionHours: 24 });
     const now = new Date();
     const { clusterId } = await syncedCluster(database.db, tenant, now);

@@ -222,7 +222,7 @@ describe('stale-cluster sweep', () => {
 
   it('logs the count and emits proxima_k8s_stale_clusters_marked_total from the Lambda handler', async () => {
     // Prepare
-    setDb(database.db);
+    setDb(database.as('sweeps').db, 'sweeps');
     await markStaleClusters(database.db, { staleMinutes: 15 });
     const stale = await syncedCluster(
       database.db,
