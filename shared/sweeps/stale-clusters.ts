@@ -1,6 +1,6 @@
 /**
  * The stale-cluster sweep (K8sMaintenanceWorker, spec "Stale Cluster
- * Detection"): a connected cluster the backend has received no snapshot of
+ * Detection"): a connected cluster the backend has applied no snapshot of
  * for `staleMinutes` becomes `disconnected`.
  *
  * It never waits on a sync: each batch locks its clusters with the sync's own
@@ -29,7 +29,7 @@ export interface StaleSweepResult {
 
 export const STALE_LOG_MESSAGE = 'marked stale clusters disconnected';
 
-// Silence is judged by when the backend last received a snapshot
+// Silence is judged by when the backend last applied a snapshot
 // (last_received_at, the database's clock), never by last_seen_at, the
 // snapshot's own time by the agent's clock: an agent whose clock runs
 // behind would be marked disconnected right after each of its syncs. Both

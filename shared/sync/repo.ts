@@ -354,10 +354,7 @@ export interface LockedCluster {
 /**
  * Locks the cluster row (FOR NO KEY UPDATE: serializes syncs of one cluster
  * without blocking inserts that reference it). Every transaction that touches
- * a cluster's child rows takes this lock first. The lock is the update that
- * stamps when a snapshot was received, by the database's clock, applied or
- * not (the stale-cluster sweep judges silence by it, never by the agent's
- * clock); it changes no key column, so it takes that same lock.
+ * a cluster's child rows takes this lock first.
  */
 export function lockCluster(
   tx: Queryable,
@@ -366,10 +363,11 @@ export function lockCluster(
 ): Promise<LockedCluster | undefined> {
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
-    prepared(`update clusters set last_received_at = now()
+    prepared(`select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
+            last_stream_seq
+     from clusters
      where environment_id = $1 and agent_id = $2
-     returning id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
-            last_stream_seq`),
+     for no key update`),
     [environmentId, agentId],
   );
 }
@@ -458,6 +456,7 @@ export async function updateClusterAndAsset(
        agent_version = $16, collection = $17::jsonb,
        agent_status = 'connected',
        last_seen_at = greatest(last_seen_at, $18),
+       last_received_at = now(),
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()
