@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as retentionHandler } from '../../../functions/sweeps/event-retention.ts';
 import { handler as staleHandler } from '../../../functions/sweeps/stale-clusters.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
-import { query, queryOne, withTransaction } from '../../../shared/db/pool.ts';
+import { query, queryOne } from '../../../shared/db/pool.ts';
 import { setDb } from '../../../shared/db/process-pool.ts';
 import { insertAudit } from '../../../shared/live/audit.ts';
 import { insertAuditedCluster } from '../../helpers/api-fixtures.ts';
@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 import type { LoginDb } from '../../helpers/logins.ts';
-import { captureStdout, syncedCluster } from './support.ts';
+import { captureStdout, holdClusterLock, syncedCluster } from './support.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -122,28 +122,11 @@ describe('the sweeps under their production login', () => {
     );
     // A sync holds the busy cluster until the sweep waits for it (its
     // second pass), so both lock statements run.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const sync = withTransaction(database.db, async (tx) => {
-      await query(
-        tx,
-        'select id from clusters where id = $1 for no key update',
-        [busy.clusterId],
-      );
-      locked();
-      await held;
-    });
-    await isLocked;
+    const sync = await holdClusterLock(database.db, busy.clusterId);
     const waiting = eventually('the sweep waiting for the held cluster', () =>
       queryMaybeWaiting(sweeps.username),
-    ).then(release, (error: unknown) => {
-      release();
+    ).then(sync.release, (error: unknown) => {
+      sync.release();
       throw error;
     });
 
@@ -152,7 +135,7 @@ describe('the sweeps under their production login', () => {
       retentionHandler({}, lambdaContext('event-retention')),
     );
     await waiting;
-    await sync;
+    await sync.done;
 
     // Assess
     expect(result).toMatchObject({

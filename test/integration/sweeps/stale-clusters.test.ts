@@ -11,7 +11,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
-import { captureStdout, syncedCluster } from './support.ts';
+import { captureStdout, holdClusterLock, syncedCluster } from './support.ts';
 
 const MINUTE = 60_000;
 
@@ -109,32 +109,16 @@ describe('stale-cluster sweep', () => {
       tenant,
       new Date(now.getTime() - 40 * MINUTE),
     );
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
     // What the sync does under its lock: connected, seen now.
-    const sync = withTransaction(database.db, async (tx) => {
-      await query(
-        tx,
-        'select id from clusters where id = $1 for no key update',
-        [stale.clusterId],
-      );
-      await query(
+    const sync = await holdClusterLock(database.db, stale.clusterId, (tx) =>
+      query(
         tx,
         `update clusters set agent_status = 'connected', last_seen_at = $2,
            last_received_at = $2
          where id = $1`,
         [stale.clusterId, now],
-      );
-      locked();
-      await held;
-    });
-    await isLocked;
+      ),
+    );
 
     // Act
     const started = Date.now();
@@ -143,8 +127,8 @@ describe('stale-cluster sweep', () => {
       now,
     });
     const tookMs = Date.now() - started;
-    release();
-    await sync;
+    sync.release();
+    await sync.done;
 
     // Assess
     expect(result.clusterIds).not.toContain(stale.clusterId);

@@ -4,7 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { vi } from 'vitest';
-import { type Db, query } from '../../../shared/db/pool.ts';
+import {
+  type Db,
+  query,
+  type Tx,
+  withTransaction,
+} from '../../../shared/db/pool.ts';
 import { generateInventory } from '../../../shared/fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import type { Tenant } from '../../helpers/inventory-db.ts';
@@ -74,4 +79,35 @@ export function captureStdout() {
       for (const spy of spies) spy.mockRestore();
     },
   };
+}
+
+/**
+ * What a sync holds: the cluster row's lock (FOR NO KEY UPDATE), taken in a
+ * transaction of its own, then `underLock` run in it; resolves once held.
+ * `release` commits; `done` settles with the transaction.
+ */
+export async function holdClusterLock(
+  db: Db,
+  clusterId: string,
+  underLock: (tx: Tx) => Promise<unknown> = async () => {},
+): Promise<{ release: () => void; done: Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = withTransaction(db, async (tx) => {
+    await query(tx, 'select id from clusters where id = $1 for no key update', [
+      clusterId,
+    ]);
+    await underLock(tx);
+    locked();
+    await held;
+  });
+  // A failure before the lock is held must not leave the caller waiting.
+  await Promise.race([isLocked, done]);
+  return { release, done };
 }
