@@ -694,7 +694,7 @@ describe('live routes', () => {
         { ...cluster, agent_id: agentId },
         { route: 'logs', query: { namespace: 'icx', pod: 'p' } },
         {
-          db: database.db,
+          db: database.as('api').db,
           nats: getLiveNats,
           timeoutMs: 300,
         },

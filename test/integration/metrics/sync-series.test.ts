@@ -129,7 +129,7 @@ describe('series written after a sync', () => {
     writeUrl: string | undefined,
     format: SeriesWriteFormat = 'remote_write',
   ): SyncDeps => ({
-    db: database.db,
+    db: database.as('sync').db,
     s3: deadS3,
     timeoutMs: 60_000,
     eventRetentionHours: 24,
