@@ -3,8 +3,10 @@
  * AwsSolutions checks over all of them (a finding fails the synth).
  * `infra/app.ts` runs it for the CDK CLI; the infra tests build the same app.
  */
+
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { FUNCTION_LOGINS } from '../shared/db/roles.ts';
 import {
   createsMetricsWorkspace,
   MetricsStack,
@@ -63,23 +65,23 @@ export function buildInventoryApp(app: App): InventoryApp {
     description: description('NATS bridge, inventory queue and sync'),
     parameters,
     ...placement,
-    writer: database.logins.writer,
-    bridgeLogin: database.logins.ingest,
+    writer: database.logins[FUNCTION_LOGINS.sync],
+    bridgeLogin: database.logins[FUNCTION_LOGINS.bridge],
     metricsStore,
   });
   const api = new ApiStack(app, name('api'), {
     description: description('HTTP API, one function per route'),
     parameters,
     ...placement,
-    reader: database.logins.reader,
-    webhooks: database.logins.webhooks,
+    reader: database.logins[FUNCTION_LOGINS.api],
+    webhooks: database.logins[FUNCTION_LOGINS.receiver],
     metricsStore,
   });
   const sweeps = new SweepsStack(app, name('sweeps'), {
     description: description('scheduled sweeps'),
     parameters,
     ...placement,
-    maintenance: database.logins.maintenance,
+    maintenance: database.logins[FUNCTION_LOGINS.sweeps],
   });
   const monitoring = new MonitoringStack(app, name('monitoring'), {
     description: description('dashboard and alarms'),

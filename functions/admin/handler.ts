@@ -15,7 +15,8 @@ import {
 } from '../../shared/tenancy/admin.ts';
 
 /** One small pool per cold start, with this function's own login. */
-const database = () => getDb({ applicationName: 'admin', max: 1 });
+const database = () =>
+  getDb({ applicationName: 'admin', login: 'admin', max: 1 });
 
 export const handler = middy<unknown, AdminResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))

@@ -36,6 +36,7 @@ export const handler = middy<
   .handler(async () => {
     const db = await getDb({
       applicationName: 'k8s-inventory-event-retention',
+      login: 'sweeps',
     });
     const events = await expireEvents(db, {
       retentionHours: config.EVENT_RETENTION_HOURS,

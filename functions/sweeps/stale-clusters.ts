@@ -21,7 +21,10 @@ export const handler = middy<unknown, StaleSweepResult>()
   .use(logMetrics(metrics))
   .handler(async () =>
     markStaleClusters(
-      await getDb({ applicationName: 'k8s-inventory-stale-clusters' }),
+      await getDb({
+        applicationName: 'k8s-inventory-stale-clusters',
+        login: 'sweeps',
+      }),
       {
         staleMinutes: config.STALE_CLUSTER_MINUTES,
       },

@@ -42,8 +42,10 @@ export interface ApiServerOptions {
   port: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** The pool every handler uses. */
+  /** The pool every handler uses (the API's login)... */
   db: Db;
+  /** ...but the webhook route's, when given (its own login). */
+  receiverDb?: Db;
   /** Where the local JWT key lives (created on first start); default DATA_DIR. */
   dataDir?: string;
   /** `GET /healthz` answers 200 while this returns true, else 503. */
@@ -76,6 +78,8 @@ export async function startApiServer(
   });
   const verifyBearer = tokenVerifier(jwtKey);
   setDb(options.db);
+  // The webhook route's own login, as its Lambda has in AWS.
+  if (options.receiverDb) setDb(options.receiverDb, 'receiver');
   const ready = options.ready ?? (() => true);
   const handlers = new Map<string, Promise<Handler | undefined>>();
 

@@ -27,7 +27,10 @@ import { traceSpan } from '../../shared/observability/tracer.ts';
 import { type Poller, type PollerOptions, startPoller } from './poller.ts';
 
 export interface IngestOptions {
+  /** The sync's pool (its login: the writer's). */
   db: Db;
+  /** The bridge's refusal recorder's pool (its login); `db` when not given. */
+  bridgeDb?: Db;
   nats: NatsConnection | NatsConnectOptions;
   sqs: SQSClient;
   s3: S3Client;
@@ -105,7 +108,7 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     queueUrl: options.queueUrl,
     bucket: options.bucket,
     maxBytes: options.maxBytes,
-    onReject: bridgeRejectionRecorder(() => db),
+    onReject: bridgeRejectionRecorder(() => options.bridgeDb ?? db),
     ...options.bridge,
   });
   try {

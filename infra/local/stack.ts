@@ -15,11 +15,13 @@ import { handler as retentionHandler } from '../../functions/sweeps/event-retent
 import { handler as staleHandler } from '../../functions/sweeps/stale-clusters.ts';
 import type { Config } from '../../shared/config.ts';
 import { ensureDatabase } from '../../shared/db/admin.ts';
+import { ensureLocalLogins } from '../../shared/db/local-logins.ts';
 import { LOCAL_DATABASE_PORT } from '../../shared/db/local-url.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { createPool, type Db, query } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
+import type { FunctionKind } from '../../shared/db/roles.ts';
 import {
   NatsServerStartError,
   spawnNatsServer,
@@ -113,25 +115,43 @@ export async function startLocalStack(
     if (migrations.applied.length > 0) {
       say(`applied migrations: ${migrations.applied.join(', ')}`);
     }
-    // Two pools, as in AWS the sync and the API are separate functions: a
-    // sync holding its connections for a transaction never makes a read
+    // Each function connects with the login it has in AWS (the group roles
+    // and grants of shared/db/roles.ts), never the owner, which only
+    // migrates and makes the logins.
+    const owner = createPool({
+      connectionString: databaseUrl,
+      max: 1,
+      applicationName: 'k8s-inventory-local-migrate',
+    });
+    let urls: Awaited<ReturnType<typeof ensureLocalLogins>>;
+    try {
+      urls = await ensureLocalLogins(owner, databaseUrl);
+    } finally {
+      await owner.end();
+    }
+    const pool = (fn: FunctionKind, max: number) => {
+      const db = createPool({
+        connectionString: urls[fn],
+        max,
+        applicationName: `k8s-inventory-local-${fn}`,
+      });
+      stops.push(() => db.end());
+      return db;
+    };
+    // Separate pools, as in AWS the sync and the API are separate functions:
+    // a sync holding its connections for a transaction never makes a read
     // wait, and the API's reads run on DATABASE_POOL_MAX connections, about
     // twice the cores of a small database server: more connections than
     // that only time-slice the same cores (docs/decisions.md).
-    const db = createPool({
-      connectionString: databaseUrl,
-      max: config.DATABASE_POOL_MAX,
-      applicationName: 'k8s-inventory-local',
-    });
-    stops.push(() => db.end());
-    const apiDb = createPool({
-      connectionString: databaseUrl,
-      max: config.DATABASE_POOL_MAX,
-      applicationName: 'k8s-inventory-local-api',
-    });
-    stops.push(() => apiDb.end());
+    const db = pool('sync', config.DATABASE_POOL_MAX);
+    const apiDb = pool('api', config.DATABASE_POOL_MAX);
     setDb(apiDb);
-    const demo = await ensureTenant(db, DEMO_TENANT);
+    setDb(pool('sweeps', 2), 'sweeps');
+    const receiverDb = pool('receiver', 2);
+    const bridgeDb = pool('bridge', 1);
+    // What `npm run tenant` does in AWS: the admin function, its login.
+    const adminDb = pool('admin', 1);
+    const demo = await ensureTenant(adminDb, DEMO_TENANT);
     if (demo.clientCreated || demo.environmentCreated) {
       say(
         `created the demo tenant ${DEMO_TENANT.clientSlug}/${DEMO_TENANT.envSlug}`,
@@ -200,6 +220,7 @@ export async function startLocalStack(
     // Ingest: bridge → queue → sync handler -----------------------------
     const ingest = await startIngest({
       db,
+      bridgeDb,
       nats: { url: natsUrl, name: 'k8s-inventory-local-bridge' },
       sqs: queues.sqs,
       s3: queues.s3,
@@ -226,6 +247,7 @@ export async function startLocalStack(
     const api = await startApiServer({
       port: config.PORT,
       db: apiDb,
+      receiverDb,
       dataDir,
       ready: async () => ingest.healthy() && (await databaseAnswers(apiDb)),
     });

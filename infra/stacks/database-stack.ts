@@ -16,6 +16,7 @@ import * as rds from 'aws-cdk-lib/aws-rds';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as triggers from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
+import { APPLICATION_LOGINS, FUNCTION_LOGINS } from '../../shared/db/roles.ts';
 import {
   type DatabaseLogin,
   ServiceFunction,
@@ -35,22 +36,10 @@ const EXCLUDE_CHARACTERS = ` %+~\`#$&*()|[]{}:;<>?!'/@"\\,=^`;
 
 /**
  * The application logins: who uses each, its username, and the group role
- * (NOLOGIN, created by the migrate step) that carries its privileges.
+ * (NOLOGIN, created by the migrate step) that carries its privileges. One
+ * definition, in shared/db/roles.ts, which the migrate step checks them by.
  */
-export const APPLICATION_LOGINS = {
-  /** The sync function: writes the inventory. */
-  writer: { username: 'inventory_sync', role: 'inventory_writer' },
-  /** The sweeps: mark clusters disconnected, expire events. */
-  maintenance: { username: 'inventory_sweeps', role: 'inventory_maintenance' },
-  /** The API functions: read-only (plus the API's rate-limit counters). */
-  reader: { username: 'inventory_api', role: 'inventory_reader' },
-  /** The admin function: tenants and grants. */
-  tenancy: { username: 'inventory_admin', role: 'inventory_tenancy' },
-  /** The bridge: records the messages it refuses in ingest_rejections. */
-  ingest: { username: 'inventory_bridge', role: 'inventory_ingest' },
-  /** The webhook receiver: stores deploys and alert groups. */
-  webhooks: { username: 'inventory_webhooks', role: 'inventory_webhooks' },
-} as const;
+export { APPLICATION_LOGINS };
 
 export type ApplicationLogin = keyof typeof APPLICATION_LOGINS;
 
@@ -276,7 +265,7 @@ export class DatabaseStack extends Stack {
       functionName: functionNames(parameters.prefix).admin,
       description: 'Creates tenants and grants (npm run tenant / grant)',
       timeout: Duration.seconds(60),
-    }).bindDatabase(this.logins.tenancy);
+    }).bindDatabase(this.logins[FUNCTION_LOGINS.admin]);
 
     this.acknowledgeDatabaseFindings(parameters);
   }

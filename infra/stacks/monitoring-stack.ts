@@ -129,6 +129,30 @@ export class MonitoringStack extends Stack {
         'The sync function failed a whole invocation (crash, timeout or configuration). See "Sync errors" in the README operate section.',
     });
 
+    // A sweep that fails does so on every run until someone looks (a
+    // missing grant, a migration not applied): nothing else would tell,
+    // since the API keeps answering. Each failed invocation counts, the
+    // scheduler's retries too.
+    for (const [id, functionName, what] of [
+      ['StaleSweepErrors', names.staleClusters, 'stale-cluster'],
+      ['RetentionSweepErrors', names.eventRetention, 'retention'],
+    ] as const) {
+      this.alarm(id, {
+        metric: lambdaMetric(
+          functionName,
+          'Errors',
+          cw.Stats.SUM,
+          FIVE_MINUTES,
+        ),
+        threshold: 1,
+        comparisonOperator:
+          cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `The ${what} sweep (${functionName}) failed. See "Sweep errors" in the README operate section.`,
+      });
+    }
+
     const apiStageDimensions = {
       ApiId: props.httpApi.apiId,
       Stage: props.stageName,

@@ -46,6 +46,53 @@ export const GROUP_ROLES = {
 export type GroupKind = keyof typeof GROUP_ROLES;
 export type GroupRoleName = (typeof GROUP_ROLES)[GroupKind];
 
+/**
+ * The application logins (README.md, the logins table): each group role's
+ * login, named after the caller that uses it, never after its group role
+ * (a login cannot be its own group: `checkInput` refuses that). The
+ * database stack makes one secret per entry; the migrate step creates the
+ * login of each.
+ */
+export const APPLICATION_LOGINS = {
+  /** The sync function: writes the inventory. */
+  writer: { username: 'inventory_sync', role: GROUP_ROLES.writer },
+  /** The sweeps: mark clusters disconnected, expire events. */
+  maintenance: { username: 'inventory_sweeps', role: GROUP_ROLES.maintenance },
+  /** The API functions: read-only (plus the API's rate-limit counters). */
+  reader: { username: 'inventory_api', role: GROUP_ROLES.reader },
+  /** The admin function: tenants and grants. */
+  tenancy: { username: 'inventory_admin', role: GROUP_ROLES.tenancy },
+  /** The bridge: records the messages it refuses in ingest_rejections. */
+  ingest: { username: 'inventory_bridge', role: GROUP_ROLES.ingest },
+  /** The webhook receiver: stores deploys and alert groups. */
+  webhooks: { username: 'inventory_receiver', role: GROUP_ROLES.webhooks },
+} as const satisfies Record<
+  GroupKind,
+  { username: string; role: GroupRoleName }
+>;
+
+/**
+ * Which group role's login each function connects with, in AWS (the stacks
+ * bind each function's secret by this), in the local stack and in tests.
+ * The migrate function alone connects as the schema owner.
+ */
+export const FUNCTION_LOGINS = {
+  /** The sync function (the queue's consumer). */
+  sync: 'writer',
+  /** The bridge's refusal recorder. */
+  bridge: 'ingest',
+  /** Every API route but the webhook receiver, live reads included. */
+  api: 'reader',
+  /** The webhook route (shared/http/routes.ts: `dbLogin: 'webhooks'`). */
+  receiver: 'webhooks',
+  /** Both sweeps. */
+  sweeps: 'maintenance',
+  /** The admin function (npm run tenant / grant in AWS). */
+  admin: 'tenancy',
+} as const satisfies Record<string, GroupKind>;
+
+export type FunctionKind = keyof typeof FUNCTION_LOGINS;
+
 const GROUP_ROLE_NAMES: readonly string[] = Object.values(GROUP_ROLES);
 
 /**
@@ -173,6 +220,11 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     // client by client.
     `grant select on clients to ${g.maintenance}`,
     `grant select, delete on change_events, alert_groups to ${g.maintenance}`,
+    // Audit retention (live/audit.ts expireAudit): rows past
+    // AUDIT_RETENTION_DAYS, found by their time alone; who read what is
+    // none of the sweep's business.
+    `grant select (at) on live_read_audit to ${g.maintenance}`,
+    `grant delete on live_read_audit to ${g.maintenance}`,
 
     // tenancy (admin): ensureTenant and grantRole insert (ON CONFLICT DO
     // NOTHING) and read back ids; nothing is updated or deleted.
@@ -285,7 +337,16 @@ function checkInput(logins: readonly LoginCredentials[], prefix: string): void {
         `the ${login.groupRole} login's username must be 1-${MAX_NAME} characters`,
       );
     }
-    if (isGroupRole(login.username) || login.username.startsWith('pg_')) {
+    // Under a prefix the group role is the prefixed name: a login of that
+    // name would turn the group itself into a login.
+    const unprefixed = login.username.startsWith(prefix)
+      ? login.username.slice(prefix.length)
+      : login.username;
+    if (
+      isGroupRole(login.username) ||
+      isGroupRole(unprefixed) ||
+      login.username.startsWith('pg_')
+    ) {
       throw new RolesError(
         `the ${login.groupRole} login cannot be named ${login.username}`,
       );

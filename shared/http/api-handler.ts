@@ -106,7 +106,10 @@ async function authorizeRequest(
   event: ApiEvent,
 ): Promise<Authorized> {
   const { access: routeAccess } = route;
-  const db = await getDb({ applicationName: 'k8s-inventory-api' });
+  const db = await getDb({
+    applicationName: 'k8s-inventory-api',
+    login: route.dbLogin === 'webhooks' ? 'receiver' : 'api',
+  });
   const none = { db, cluster: undefined, scope: EMPTY_SCOPE, sources: [] };
   if (routeAccess.shape === 'public') return { ...none, access: ANONYMOUS };
   const principal = principalFromEvent(event);

@@ -40,7 +40,11 @@ export function createBridgeFromConfig(
     overrides.onReject ??
     (hasDatabase
       ? bridgeRejectionRecorder(() =>
-          getDb({ applicationName: 'k8s-inventory-bridge', max: 1 }),
+          getDb({
+            applicationName: 'k8s-inventory-bridge',
+            login: 'bridge',
+            max: 1,
+          }),
         )
       : undefined);
   return new Bridge({

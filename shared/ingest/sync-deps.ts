@@ -30,7 +30,7 @@ export function setSyncDeps(deps: SyncDeps | undefined): void {
 
 async function fromConfig(config: Config): Promise<SyncDeps> {
   return {
-    db: await getDb({ applicationName: 'k8s-inventory-sync' }),
+    db: await getDb({ applicationName: 'k8s-inventory-sync', login: 'sync' }),
     s3: s3FromConfig(config),
     timeoutMs: config.SYNC_TIMEOUT_MS,
     eventRetentionHours: config.EVENT_RETENTION_HOURS,

@@ -1,7 +1,7 @@
 /**
  * The stale-cluster sweep (K8sMaintenanceWorker, spec "Stale Cluster
- * Detection"): a connected cluster whose agent has not reported for
- * `staleMinutes` becomes `disconnected`.
+ * Detection"): a connected cluster the backend has applied no snapshot of
+ * for `staleMinutes` becomes `disconnected`.
  *
  * It never waits on a sync: each batch locks its clusters with the sync's own
  * lock (FOR NO KEY UPDATE) SKIP LOCKED, so a cluster a sync holds is left
@@ -18,6 +18,7 @@ export interface StaleSweepOptions {
   staleMinutes: number;
   /** Clusters per statement. */
   batchSize?: number;
+  /** The sweep's "now"; the database's clock when not given. */
   now?: Date;
 }
 
@@ -28,13 +29,18 @@ export interface StaleSweepResult {
 
 export const STALE_LOG_MESSAGE = 'marked stale clusters disconnected';
 
-// last_seen_at is written by the sync with the snapshot time; a cluster row
-// without one (never synced) ages from its creation.
+// Silence is judged by when the backend last applied a snapshot
+// (last_received_at, the database's clock), never by last_seen_at, the
+// snapshot's own time by the agent's clock: an agent whose clock runs
+// behind would be marked disconnected right after each of its syncs. Both
+// sides of the comparison are the database's clock. A row without one
+// (never synced) ages from its creation.
 const MARK_STALE = `
   with stale as (
     select id from clusters
     where agent_status = 'connected'
-      and coalesce(last_seen_at, created_at) < $1
+      and coalesce(last_received_at, created_at)
+          < coalesce($1::timestamptz, now()) - make_interval(mins => $3)
     order by id
     limit $2
     for no key update skip locked
@@ -51,13 +57,12 @@ export async function markStaleClusters(
   options: StaleSweepOptions,
 ): Promise<StaleSweepResult> {
   const batchSize = options.batchSize ?? 200;
-  const now = options.now ?? new Date();
-  const cutoff = new Date(now.getTime() - options.staleMinutes * 60_000);
   const clusterIds: string[] = [];
   for (;;) {
     const rows = await query<{ id: string }>(db, MARK_STALE, [
-      cutoff,
+      options.now ?? null,
       batchSize,
+      options.staleMinutes,
     ]);
     for (const row of rows) clusterIds.push(row.id);
     if (rows.length < batchSize) break;

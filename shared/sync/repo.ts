@@ -456,6 +456,7 @@ export async function updateClusterAndAsset(
        agent_version = $16, collection = $17::jsonb,
        agent_status = 'connected',
        last_seen_at = greatest(last_seen_at, $18),
+       last_received_at = now(),
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()

@@ -17,6 +17,7 @@ import type { Db } from '../../shared/db/pool.ts';
 import { ERROR_STATUS, type ErrorCode } from '../../shared/http/error-codes.ts';
 import { errorCodesOf } from '../../shared/http/openapi.ts';
 import { matchRoute } from '../../shared/http/route-match.ts';
+import type { TestDatabase } from './db.ts';
 
 export interface TestApi {
   server: ApiServer;
@@ -44,13 +45,27 @@ export interface ApiResponse {
   headers: Headers;
 }
 
+/**
+ * Given a test database, every route runs as the API's login and the
+ * webhook route as the receiver's (test/helpers/logins.ts), as in AWS; a
+ * bare pool (a failure case) is used as it is.
+ */
 export async function startTestApi(
-  db: Db,
+  database: TestDatabase | Db,
   options: { ready?: () => boolean } = {},
 ): Promise<TestApi> {
   const dataDir = await mkdtemp(join(tmpdir(), 'k8s-inventory-api-'));
   const foreignDir = await mkdtemp(join(tmpdir(), 'k8s-inventory-foreign-'));
-  const server = await startApiServer({ port: 0, db, dataDir, ...options });
+  const pools =
+    'as' in database
+      ? { db: database.as('api').db, receiverDb: database.as('receiver').db }
+      : { db: database };
+  const server = await startApiServer({
+    port: 0,
+    ...pools,
+    dataDir,
+    ...options,
+  });
   const foreignKey = await loadLocalJwtKey(foreignDir);
   async function send(
     method: 'GET' | 'POST',

@@ -7,10 +7,17 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { createPool, type Db } from '../../shared/db/pool.ts';
 import { databaseUrl } from './global-setup.ts';
+import { type FunctionKind, type LoginDb, loginFor } from './logins.ts';
 
 export interface TestDatabase {
+  /** The owner's (the migrate step's) connection. */
   url: string;
   db: Db;
+  /**
+   * A pool as the production login of `fn` (test/helpers/logins.ts), one
+   * per function, ended by `drop`.
+   */
+  as(fn: FunctionKind): LoginDb;
   drop(): Promise<void>;
 }
 
@@ -31,10 +38,20 @@ export async function createTestDatabase(
   await admin.end();
   const url = databaseUrl(adminUrl, name);
   const db = createPool({ connectionString: url, max: 8 });
+  const logins = new Map<FunctionKind, LoginDb>();
   return {
     url,
     db,
+    as(fn) {
+      let login = logins.get(fn);
+      if (!login) {
+        login = loginFor(fn, { url });
+        logins.set(fn, login);
+      }
+      return login;
+    },
     async drop() {
+      await Promise.all([...logins.values()].map((l) => l.db.end()));
       await db.end();
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();

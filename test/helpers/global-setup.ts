@@ -11,8 +11,10 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../shared/db/embedded.ts';
 import { migrate } from '../../shared/db/migrate.ts';
-
+import { createPool } from '../../shared/db/pool.ts';
+import { ensureRolesAndGrants } from '../../shared/db/roles.ts';
 import { freePort } from '../../shared/process/supervise.ts';
+import { dropRunRoles, RUN_ROLE, type RunLogins, runLogins } from './logins.ts';
 
 export { freePort };
 
@@ -20,6 +22,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplateDb: string;
+    /** The run's group roles' prefix and its logins (test/helpers/logins.ts). */
+    pgRunLogins: RunLogins;
   }
 }
 
@@ -63,6 +67,18 @@ async function dropOrphans(admin: pg.Client): Promise<void> {
     if (!pid || isRunning(pid)) continue;
     await admin.query(`drop database if exists ${datname} with (force)`);
   }
+  // The roles of those runs, once their databases (and grants) are gone.
+  const roles = await admin.query<{ rolname: string }>(
+    `select rolname from pg_roles where rolname ~ '^kinv[0-9]+_'`,
+  );
+  const deadPrefixes = new Set<string>();
+  for (const { rolname } of roles.rows) {
+    const pid = Number(RUN_ROLE.exec(rolname)?.[1]);
+    if (pid && !isRunning(pid)) deadPrefixes.add(`kinv${pid}_`);
+  }
+  for (const prefix of deadPrefixes) {
+    await dropRunRoles(admin, prefix).catch(() => {});
+  }
 }
 
 export default async function setup(project: TestProject) {
@@ -87,9 +103,25 @@ export default async function setup(project: TestProject) {
   await admin.query(`create database ${template}`);
   await admin.end();
   await migrate(databaseUrl(adminUrl, template), 'migrations');
+  // Every function's login, granted as the migrate step grants them in AWS.
+  // The grants are the template's, so each test file's copy has them; the
+  // roles are the server's, so the run's names carry its process id.
+  const logins = runLogins(process.pid, adminUrl);
+  const templateDb = createPool({
+    connectionString: databaseUrl(adminUrl, template),
+    max: 1,
+  });
+  try {
+    await ensureRolesAndGrants(templateDb, Object.values(logins.logins), {
+      rolePrefix: logins.rolePrefix,
+    });
+  } finally {
+    await templateDb.end();
+  }
 
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplateDb', template);
+  project.provide('pgRunLogins', logins);
 
   return async () => {
     const client = new pg.Client({ connectionString: adminUrl });
@@ -102,6 +134,9 @@ export default async function setup(project: TestProject) {
     for (const row of rows) {
       await client.query(`drop database if exists ${row.datname} with (force)`);
     }
+    // A role still granted something elsewhere stays: the next run's setup
+    // drops it (dropOrphans), once this process is gone.
+    await dropRunRoles(client, logins.rolePrefix).catch(() => {});
     await client.end();
     await stopServer?.();
     if (dataRoot) await rm(dataRoot, { recursive: true, force: true });

@@ -654,7 +654,7 @@ describe('sweeps', () => {
 });
 
 describe('monitoring', () => {
-  it('sends the five alarms to the SNS topic', () => {
+  it('sends the seven alarms to the SNS topic', () => {
     const monitoring = synthesized.templates.monitoring;
     const alarms = resources(monitoring, 'AWS::CloudWatch::Alarm');
     const [topicId] = only(monitoring, 'AWS::SNS::Topic');
@@ -663,6 +663,8 @@ describe('monitoring', () => {
       'BridgeNotRunning',
       'DeadLetterQueueNotEmpty',
       'OldestMessageTooOld',
+      'RetentionSweepErrors',
+      'StaleSweepErrors',
       'SyncErrors',
     ];
     expect(alarms).toHaveLength(expected.length);
@@ -674,6 +676,22 @@ describe('monitoring', () => {
     }
     for (const [id, alarm] of alarms) {
       expect(props(alarm).AlarmActions, id).toEqual([{ Ref: topicId }]);
+    }
+  });
+
+  it('alarms when a run of either sweep fails', () => {
+    for (const fn of [names.staleClusters, names.eventRetention]) {
+      synthesized.templates.monitoring.hasResourceProperties(
+        'AWS::CloudWatch::Alarm',
+        {
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Errors',
+          Dimensions: [{ Name: 'FunctionName', Value: fn }],
+          Statistic: 'Sum',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        },
+      );
     }
   });
 

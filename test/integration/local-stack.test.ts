@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAgentId } from '../../scripts/seed-agent.ts';
 import { query, queryMaybeOne } from '../../shared/db/pool.ts';
+import {
+  APPLICATION_LOGINS,
+  FUNCTION_LOGINS,
+  type FunctionKind,
+} from '../../shared/db/roles.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
 import {
@@ -65,13 +70,19 @@ describe('local stack (npm start)', () => {
       started,
     );
     // The API reads on its own pool, the ingest on another (an idle
-    // connection stays open for 30 s; both were used just now).
-    const pools = await query<{ application_name: string; n: number }>(
+    // connection stays open for 30 s; both were used just now), each as
+    // the login its function has in AWS.
+    const pools = await query<{
+      application_name: string;
+      usename: string;
+      n: number;
+    }>(
       database.db,
-      `select application_name, count(*)::int as n from pg_stat_activity
+      `select application_name, usename, count(*)::int as n
+         from pg_stat_activity
        where datname = current_database()
          and application_name like 'k8s-inventory-local%'
-       group by application_name order by application_name`,
+       group by application_name, usename order by application_name`,
     );
 
     // Act: stop
@@ -88,11 +99,16 @@ describe('local stack (npm start)', () => {
     expect(seeded.code, seed.output()).toBe(0);
     expect(cluster.name).toBe('demo-cluster');
     expect(cluster.node_count).toBeGreaterThan(0);
-    expect(pools.map((p) => p.application_name)).toEqual([
-      'k8s-inventory-local',
-      'k8s-inventory-local-api',
-    ]);
-    for (const pool of pools) expect(pool.n).toBeLessThanOrEqual(4);
+    const names = pools.map((p) => p.application_name);
+    expect(names).toContain('k8s-inventory-local-api');
+    expect(names).toContain('k8s-inventory-local-sync');
+    for (const pool of pools) {
+      const fn = pool.application_name.replace('k8s-inventory-local-', '');
+      expect(pool.usename, fn).toBe(
+        APPLICATION_LOGINS[FUNCTION_LOGINS[fn as FunctionKind]].username,
+      );
+      expect(pool.n).toBeLessThanOrEqual(4);
+    }
     expect(exit.code, started.output()).toBe(0);
     expect(started.output()).toContain('[local] stopped');
   });

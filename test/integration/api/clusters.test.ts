@@ -19,7 +19,7 @@ describe('list clusters', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const { db } = database;
-    api = await startTestApi(db);
+    api = await startTestApi(database);
 
     // 25 clusters c-01..c-25 in one client: 20 in production, 5 in staging,
     // every fifth degraded.

@@ -218,7 +218,7 @@ describe('tenant isolation', () => {
     world = await buildWorld(database.db);
     // No metrics store: the metrics route's answer past access is its 503.
     setMetricsStore(undefined);
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     const pending = [...PENDING_ROUTES];
     console.info(
       `PENDING_ROUTES (not driven): ${pending.filter((n) => !driven.some((r) => r.name === n)).join(', ') || 'none'}`,

@@ -23,7 +23,7 @@ describe('local api server', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db, { ready: () => ready });
+    api = await startTestApi(database, { ready: () => ready });
     const clientId = await insertClient(database.db, 'acme');
     const environmentId = await insertEnvironment(
       database.db,

@@ -67,7 +67,7 @@ describe('cluster summary', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const { db } = database;
-    api = await startTestApi(db);
+    api = await startTestApi(database);
     const clientId = await insertClient(db, 'acme');
     tenant = {
       clientId,

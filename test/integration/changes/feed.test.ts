@@ -66,7 +66,7 @@ describe('GET /api/v1/changes', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     acmeProd = await createTenant(database.db, 'acme', 'production');
     acmeStaging = await createTenant(database.db, 'acme', 'staging');
     other = await createTenant(database.db, 'globex', 'production');

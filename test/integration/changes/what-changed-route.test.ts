@@ -19,7 +19,7 @@ describe('GET /api/v1/clusters/{id}/changes', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     const db = database.db;
     const clientId = await insertClient(db, 'acme-route');
     const prod = await insertEnvironment(db, clientId, 'production');

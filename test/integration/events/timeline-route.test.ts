@@ -22,7 +22,7 @@ describe('GET /api/v1/clusters/{id}/events/timeline', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     const db = database.db;
     const clientId = await insertClient(db, 'acme-timeline');
     const prod = await insertEnvironment(db, clientId, 'production');

@@ -391,7 +391,7 @@ describe('fault histories', () => {
   const broken = { lost: 0, duplicated: 0, torn: 0 };
 
   const syncDeps = (onProcessed?: SyncDeps['onProcessed']): SyncDeps => ({
-    db: database.db,
+    db: database.as('sync').db,
     s3: s3.s3,
     timeoutMs: 20_000,
     eventRetentionHours: 24,

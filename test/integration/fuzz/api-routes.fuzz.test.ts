@@ -110,7 +110,7 @@ describe('fuzzing the API routes', () => {
     database = await createTestDatabase();
     world = await buildWorld(database.db);
     setMetricsStore(undefined);
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     admin = await api.token(callerEmail('client-wide', 'super_admin'));
   });
   afterAll(async () => {

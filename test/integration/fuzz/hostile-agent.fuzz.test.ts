@@ -115,7 +115,7 @@ describe('a hostile agent behind the live routes', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     nats = await startNatsServer();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     await setLiveNatsTarget({ url: nats.url });
     const clientId = await insertClient(database.db, 'acme-hostile');
     const environmentId = await insertEnvironment(

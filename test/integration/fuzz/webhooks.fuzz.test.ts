@@ -90,7 +90,7 @@ describe('fuzzing the webhook route', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     tenant = await createTenant(database.db);
     for (const kind of ['argocd', 'alertmanager'] as const) {
       sources[kind] = await addWebhookSource(database.db, {

@@ -48,7 +48,7 @@ describe('countCall', () => {
           '60',
           '30',
         ],
-        { env: { ...process.env, DATABASE_URL: database.url } },
+        { env: { ...process.env, DATABASE_URL: database.as('api').url } },
       ),
     );
 

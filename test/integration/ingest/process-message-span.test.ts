@@ -40,7 +40,7 @@ describe('k8s.process_message and the sync metrics', () => {
     database = await createTestDatabase();
     tenant = await createTenant(database.db);
     setSyncDeps({
-      db: database.db,
+      db: database.as('sync').db,
       s3,
       timeoutMs: 60_000,
       eventRetentionHours: 24,

@@ -120,8 +120,10 @@ export async function startWorld(
   const s3Client = createS3Client(relay.endpoint);
   const processed: ProcessedRecord[] = [];
   const maxBytes = options.maxMessageBytes ?? 1024 * 1024;
+  // The sync and the bridge's recorder each as its login in AWS.
   const ingest = await startIngest({
-    db: database.db,
+    db: database.as('sync').db,
+    bridgeDb: database.as('bridge').db,
     nats: { url: nats.url },
     sqs: sqsClient,
     s3: s3Client,
@@ -185,7 +187,10 @@ export async function startWorld(
         bucket: sqs.bucket,
         maxBytes,
         onReject: (info) =>
-          recordRejection(database.db, { stage: 'bridge', ...info }),
+          recordRejection(database.as('bridge').db, {
+            stage: 'bridge',
+            ...info,
+          }),
         ...FAST_BRIDGE,
         ...overrides,
       });

@@ -49,7 +49,8 @@ describe('sync handler', () => {
     database = await createTestDatabase();
     tenant = await createTenant(database.db);
     setSyncDeps({
-      db: database.db,
+      // The sync function's login in AWS (the writer's), never the owner.
+      db: database.as('sync').db,
       s3: deadS3,
       timeoutMs: 60_000,
       eventRetentionHours: 24,

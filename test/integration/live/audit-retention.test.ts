@@ -66,7 +66,7 @@ describe('live-read audit retention', () => {
 
   it('runs in the hourly retention sweep with AUDIT_RETENTION_DAYS (default 400)', async () => {
     // Prepare
-    setDb(database.db);
+    setDb(database.as('sweeps').db, 'sweeps');
     await auditAged([2, 500]);
     const out = captureStdout();
 

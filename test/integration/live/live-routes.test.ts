@@ -203,7 +203,7 @@ describe('live routes', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     nats = await startNatsServer();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     kube = await startFakeKube();
     kube.add('apps/v1', 'deployments', [DEPLOYMENT]);
     kube.add('apps/v1', 'replicasets', REPLICA_SETS);
@@ -694,7 +694,7 @@ describe('live routes', () => {
         { ...cluster, agent_id: agentId },
         { route: 'logs', query: { namespace: 'icx', pod: 'p' } },
         {
-          db: database.db,
+          db: database.as('api').db,
           nats: getLiveNats,
           timeoutMs: 300,
         },

@@ -146,7 +146,7 @@ describe('GET /api/v1/clusters/{id}/metrics/{query}', () => {
       const email = `${who}@example.test`;
       await insertGrant(db, { email, ...grant });
     }
-    api = await startTestApi(db);
+    api = await startTestApi(database);
     for (const who of Object.keys(grants)) {
       tokens[who] = await api.token(`${who}@example.test`);
     }

@@ -129,7 +129,7 @@ describe('series written after a sync', () => {
     writeUrl: string | undefined,
     format: SeriesWriteFormat = 'remote_write',
   ): SyncDeps => ({
-    db: database.db,
+    db: database.as('sync').db,
     s3: deadS3,
     timeoutMs: 60_000,
     eventRetentionHours: 24,
@@ -277,7 +277,7 @@ describe('series written after a sync', () => {
       clientId: tenant.clientId,
     });
     setMetricsStore(store);
-    const api = await startTestApi(database.db);
+    const api = await startTestApi(database);
     try {
       const token = await api.token('sync-reader@example.test');
       const read = async (query: string, extra = '') => {

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/sweeps/event-retention.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
-import { query, queryOne, withTransaction } from '../../../shared/db/pool.ts';
+import { query, queryOne } from '../../../shared/db/pool.ts';
 import { setDb } from '../../../shared/db/process-pool.ts';
 import { MetricName, metrics } from '../../../shared/observability/metrics.ts';
 import { expireEvents } from '../../../shared/sweeps/event-retention.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
-import { captureStdout, syncedCluster } from './support.ts';
+import { captureStdout, holdClusterLock, syncedCluster } from './support.ts';
 
 const HOUR = 3_600_000;
 
@@ -116,24 +116,7 @@ describe('event retention sweep', () => {
     const now = new Date();
     const { clusterId } = await syncedCluster(database.db, tenant, now);
     await stampEvents(clusterId, now);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const sync = withTransaction(database.db, async (tx) => {
-      await query(
-        tx,
-        'select id from clusters where id = $1 for no key update',
-        [clusterId],
-      );
-      locked();
-      await held;
-    });
-    await isLocked;
+    const sync = await holdClusterLock(database.db, clusterId);
 
     // Act
     const started = Date.now();
@@ -143,8 +126,8 @@ describe('event retention sweep', () => {
       lockWaitMs: 300,
     });
     const tookMs = Date.now() - started;
-    release();
-    await sync;
+    sync.release();
+    await sync.done;
     const later = await expireEvents(database.db, {
       retentionHours: 24,
       now,
@@ -199,7 +182,7 @@ describe('event retention sweep', () => {
 
   it('emits proxima_k8s_events_expired_total from the Lambda handler', async () => {
     // Prepare
-    setDb(database.db);
+    setDb(database.as('sweeps').db, 'sweeps');
     await expireEvents(database.db, { retentionHours: 24 });
     const now = new Date();
     const { clusterId } = await syncedCluster(database.db, tenant, now);

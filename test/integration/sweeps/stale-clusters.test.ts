@@ -11,7 +11,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
-import { captureStdout, syncedCluster } from './support.ts';
+import { captureStdout, holdClusterLock, syncedCluster } from './support.ts';
 
 const MINUTE = 60_000;
 
@@ -109,31 +109,16 @@ describe('stale-cluster sweep', () => {
       tenant,
       new Date(now.getTime() - 40 * MINUTE),
     );
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
     // What the sync does under its lock: connected, seen now.
-    const sync = withTransaction(database.db, async (tx) => {
-      await query(
+    const sync = await holdClusterLock(database.db, stale.clusterId, (tx) =>
+      query(
         tx,
-        'select id from clusters where id = $1 for no key update',
-        [stale.clusterId],
-      );
-      await query(
-        tx,
-        `update clusters set agent_status = 'connected', last_seen_at = $2
+        `update clusters set agent_status = 'connected', last_seen_at = $2,
+           last_received_at = $2
          where id = $1`,
         [stale.clusterId, now],
-      );
-      locked();
-      await held;
-    });
-    await isLocked;
+      ),
+    );
 
     // Act
     const started = Date.now();
@@ -142,8 +127,8 @@ describe('stale-cluster sweep', () => {
       now,
     });
     const tookMs = Date.now() - started;
-    release();
-    await sync;
+    sync.release();
+    await sync.done;
 
     // Assess
     expect(result.clusterIds).not.toContain(stale.clusterId);
@@ -153,7 +138,7 @@ describe('stale-cluster sweep', () => {
 
   it('skips a row whose sync committed after the sweep read it', async () => {
     // Prepare: the sweep's statement sees the old row, the sync commits a
-    // newer last_seen_at before the sweep locks it.
+    // newer receipt time before the sweep locks it.
     const now = new Date();
     const stale = await syncedCluster(
       database.db,
@@ -171,7 +156,8 @@ describe('stale-cluster sweep', () => {
     const sync = withTransaction(database.db, async (tx) => {
       await query(
         tx,
-        `update clusters set agent_status = 'connected', last_seen_at = $2
+        `update clusters set agent_status = 'connected', last_seen_at = $2,
+           last_received_at = $2
          where id = $1`,
         [stale.clusterId, now],
       );
@@ -188,7 +174,7 @@ describe('stale-cluster sweep', () => {
         `update clusters set agent_status = 'disconnected'
          where id in (
            select id from clusters
-           where agent_status = 'connected' and last_seen_at < $1 and id = $2
+           where agent_status = 'connected' and last_received_at < $1 and id = $2
            for no key update)
          returning id`,
         [new Date(now.getTime() - 15 * MINUTE), stale.clusterId],
@@ -220,7 +206,7 @@ describe('stale-cluster sweep', () => {
 
   it('logs the count and emits proxima_k8s_stale_clusters_marked_total from the Lambda handler', async () => {
     // Prepare
-    setDb(database.db);
+    setDb(database.as('sweeps').db, 'sweeps');
     await markStaleClusters(database.db, { staleMinutes: 15 });
     const stale = await syncedCluster(
       database.db,

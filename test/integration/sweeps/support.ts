@@ -4,12 +4,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { vi } from 'vitest';
-import type { Db } from '../../../shared/db/pool.ts';
+import {
+  type Db,
+  query,
+  type Tx,
+  withTransaction,
+} from '../../../shared/db/pool.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import type { Tenant } from '../../helpers/inventory-db.ts';
 
-/** Syncs a small generated inventory stamped `at`; returns the cluster id. */
+/**
+ * Syncs a small generated inventory stamped `at`, as received at `at` (an
+ * agent whose clock is right); returns the cluster id.
+ */
 export async function syncedCluster(
   db: Db,
   tenant: Tenant,
@@ -28,6 +37,11 @@ export async function syncedCluster(
     inventory,
     { now: () => at },
   );
+  // The sync stamps the database's now(); the sweeps judge silence by it.
+  await query(db, 'update clusters set last_received_at = $2 where id = $1', [
+    result.clusterId,
+    at,
+  ]);
   return { clusterId: result.clusterId, agentId };
 }
 
@@ -66,4 +80,35 @@ export function captureStdout() {
       for (const spy of spies) spy.mockRestore();
     },
   };
+}
+
+/**
+ * What a sync holds: the cluster row's lock (FOR NO KEY UPDATE), taken in a
+ * transaction of its own, then `underLock` run in it; resolves once held.
+ * `release` commits; `done` settles with the transaction.
+ */
+export async function holdClusterLock(
+  db: Db,
+  clusterId: string,
+  underLock: (tx: Tx) => Promise<unknown> = async () => {},
+): Promise<{ release: () => void; done: Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const done = withTransaction(db, async (tx) => {
+    await query(tx, 'select id from clusters where id = $1 for no key update', [
+      clusterId,
+    ]);
+    await underLock(tx);
+    locked();
+    await held;
+  });
+  // A failure before the lock is held must not leave the caller waiting.
+  await Promise.race([isLocked, done]);
+  return { release, done };
 }

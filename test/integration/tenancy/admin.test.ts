@@ -153,9 +153,10 @@ describe('admin commands', () => {
   });
 
   it('runs through the Lambda entry, connected from the configuration', async () => {
-    // Prepare: the entry reads its configuration when first imported.
+    // Prepare: the entry reads its configuration when first imported; it
+    // connects as the admin function's login in AWS, never the owner.
     const previousUrl = process.env.DATABASE_URL;
-    process.env.DATABASE_URL = database.url;
+    process.env.DATABASE_URL = database.as('admin').url;
     const { handler } = await import('../../../functions/admin/handler.ts');
     const client = slug();
     const out = captureStdout();
@@ -163,11 +164,34 @@ describe('admin commands', () => {
     // Act
     let result: Awaited<ReturnType<typeof handler>>;
     let refused: unknown;
+    let others: Awaited<ReturnType<typeof handler>>[];
     try {
       result = await handler(
         { command: 'tenant', client, environment: 'staging' },
         lambdaContext('admin'),
       );
+      // Every other command, each statement it issues under that login.
+      const run = (event: Record<string, unknown>) =>
+        handler(event, lambdaContext('admin'));
+      const granted = await run({
+        command: 'grant',
+        email: 'a@example.com',
+        role: 'viewer',
+        client,
+        environment: 'staging',
+      });
+      const added = await run({
+        command: 'webhook-add',
+        client,
+        environment: 'staging',
+        kind: 'argocd',
+      });
+      const listed = await run({ command: 'webhook-list', client });
+      const disabled = await run({
+        command: 'webhook-disable',
+        id: (added as { id: string }).id,
+      });
+      others = [granted, added, listed, disabled];
       refused = await handler(
         {
           command: 'grant',
@@ -189,6 +213,14 @@ describe('admin commands', () => {
       clientSlug: client,
       clientCreated: true,
     });
+    expect(others.map((o) => o.command)).toEqual([
+      'grant',
+      'webhook-add',
+      'webhook-list',
+      'webhook-disable',
+    ]);
+    expect(others[0]).toMatchObject({ created: true });
+    expect(others[3]).toMatchObject({ disabledAt: expect.any(Date) });
     expect(String(refused)).toMatch(/no client with slug nope/);
     const logged = out.json();
     expect(

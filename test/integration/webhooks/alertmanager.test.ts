@@ -38,7 +38,7 @@ describe('Alertmanager → alert groups, through a real Alertmanager', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     tenant = await createTenant(database.db);
     const host = await queryOne<{ id: string }>(
       database.db,

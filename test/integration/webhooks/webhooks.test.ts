@@ -23,7 +23,7 @@ describe('webhook sources and the webhook route', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    api = await startTestApi(database.db);
+    api = await startTestApi(database);
     tenant = await createTenant(database.db);
   });
   afterAll(async () => {
