@@ -10,7 +10,6 @@ import {
   type Tx,
   withTransaction,
 } from '../../../shared/db/pool.ts';
-import { generateInventory } from '../../fixtures/generate.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import type { Tenant } from '../../helpers/inventory-db.ts';
