@@ -52,7 +52,7 @@ describe('local stack (npm start)', () => {
       KUBECONFIG: join(dataDir, 'no-kubeconfig'),
     });
     const seeded = await seed.exited;
-    const agentId = seedAgentId('demo', 'development', 'demo-cluster');
+    const agentId = seedAgentId('internal', 'development', 'test-cluster');
     const cluster = await until(
       'the seeded cluster',
       () =>
@@ -86,7 +86,7 @@ describe('local stack (npm start)', () => {
     // Assess
     expect(health).toBe(200);
     expect(seeded.code, seed.output()).toBe(0);
-    expect(cluster.name).toBe('demo-cluster');
+    expect(cluster.name).toBe('test-cluster');
     expect(cluster.node_count).toBeGreaterThan(0);
     expect(pools.map((p) => p.application_name)).toEqual([
       'k8s-inventory-local',
