@@ -4,7 +4,6 @@
  * development / test-cluster, three positional arguments name the client,
  * environment and cluster, and NATS_URL picks the server.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,15 +18,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAgentId } from '../../../scripts/seed-agent.ts';
 import { STREAM_SUBJECTS } from '../../../shared/ingest/bridge/nats-setup.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
+import { runProcess } from '../../helpers/run-process.ts';
 
 const SCRIPT = new URL('../../../scripts/k8s-seed.sh', import.meta.url)
   .pathname;
 const STREAM = 'EVENTS';
-
-interface Run {
-  code: number | null;
-  output: string;
-}
 
 describe('./scripts/k8s-seed.sh', () => {
   let nats: TestNatsServer;
@@ -48,29 +43,16 @@ describe('./scripts/k8s-seed.sh', () => {
   });
 
   /** The script as a shell runs it: no kube-context, so the built-in data. */
-  function seed(args: string[], env: Record<string, string>): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(SCRIPT, args, {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: dir,
-          KUBECONFIG: join(dir, 'no-kubeconfig'),
-          DATA_DIR: dir,
-          ...env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk) => {
-        output += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        output += chunk;
-      });
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, output }));
+  const seed = (args: string[], env: Record<string, string>) =>
+    runProcess(SCRIPT, args, {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dir,
+        KUBECONFIG: join(dir, 'no-kubeconfig'),
+        DATA_DIR: dir,
+        ...env,
+      },
     });
-  }
 
   /** The newest message on the stream: its subject and inventory. */
   async function lastMessage() {

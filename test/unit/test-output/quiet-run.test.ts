@@ -4,35 +4,22 @@
  * test only, beside its failure (vitest.config.ts, test/helpers/
  * quiet-output.ts). Runs vitest as `npm test` does, on a fixture file.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runProcess } from '../../helpers/run-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURE = 'test/unit/test-output/noisy.fixture.test.ts';
 
-function runVitest(): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['node_modules/vitest/vitest.mjs', 'run', '--project', 'unit', FIXTURE],
-      {
-        cwd: ROOT,
-        env: { ...process.env, NOISY_FIXTURE: '1', NO_COLOR: '1', CI: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
+const runVitest = () =>
+  runProcess(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--project', 'unit', FIXTURE],
+    {
+      cwd: ROOT,
+      env: { ...process.env, NOISY_FIXTURE: '1', NO_COLOR: '1', CI: '1' },
+    },
+  );
 
 describe('a test run', () => {
   it("shows a failed test's log and metric lines, and none of a passing test's", async () => {
