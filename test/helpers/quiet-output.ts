@@ -13,15 +13,30 @@
 
 type Write = typeof process.stdout.write;
 
+/**
+ * Set while a line goes to the console: should the console itself write
+ * to the stream (vitest run with --disableConsoleIntercept), the line goes
+ * straight out instead of round again.
+ */
+let emitting = false;
+
 function throughConsole(
   stream: NodeJS.WriteStream,
   emit: (text: string) => void,
 ): void {
+  const original = stream.write.bind(stream) as Write;
   const write = (
     chunk: string | Uint8Array,
     encoding?: BufferEncoding | ((error?: Error | null) => void),
     callback?: (error?: Error | null) => void,
   ): boolean => {
+    if (emitting) {
+      return (original as (...args: unknown[]) => boolean)(
+        chunk,
+        encoding,
+        callback,
+      );
+    }
     const text =
       typeof chunk === 'string'
         ? chunk
@@ -29,7 +44,12 @@ function throughConsole(
             typeof encoding === 'string' ? encoding : 'utf8',
           );
     // console adds its own newline.
-    emit(text.endsWith('\n') ? text.slice(0, -1) : text);
+    emitting = true;
+    try {
+      emit(text.endsWith('\n') ? text.slice(0, -1) : text);
+    } finally {
+      emitting = false;
+    }
     const done = typeof encoding === 'function' ? encoding : callback;
     if (done) queueMicrotask(() => done(null));
     return true;
