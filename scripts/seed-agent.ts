@@ -5,6 +5,17 @@
  */
 import { createHash } from 'node:crypto';
 
+/**
+ * The names the seeder publishes for when given none (the spec's CLI
+ * Seeder: `./scripts/k8s-seed.sh` is internal / development / test-cluster);
+ * the local stack creates this tenant on first start.
+ */
+export const SEED_DEFAULTS = {
+  client: 'internal',
+  environment: 'development',
+  cluster: 'test-cluster',
+} as const;
+
 /** A fixed namespace for the seeder's names. */
 const SEED_NAMESPACE = '6f1d3c1e-52a8-4c4b-9e0f-4a1b7c2d9e35';
 

@@ -2,8 +2,8 @@
  * `npm run seed -- [client] [env] [cluster] [--size small|medium|large]
  * [--file x.json] [--gzip]`: publishes one inventory on
  * `proxima.{client}.{env}.{agent_id}.kubernetes` (JetStream, waits for the
- * ack). Defaults: demo development demo-cluster, NATS_URL or
- * nats://127.0.0.1:4222. The agent id is derived from the three names, so
+ * ack). Defaults: internal development test-cluster (SEED_DEFAULTS),
+ * NATS_URL, else the local stack's address, else nats://127.0.0.1:4222. The agent id is derived from the three names, so
  * reseeding updates the same cluster.
  *
  * The inventory: --file (its agent_id, timestamp and cluster name are set to
@@ -28,7 +28,7 @@ import { parseInventory } from '../shared/wire/inventory.ts';
 import { inventorySubject, parseSubject } from '../shared/wire/subject.ts';
 import { generateInventory, type SizeName } from '../test/fixtures/generate.ts';
 import { realisticInventoryMessageAt } from '../test/fixtures/realistic.ts';
-import { seedAgentId } from './seed-agent.ts';
+import { SEED_DEFAULTS, seedAgentId } from './seed-agent.ts';
 
 const USAGE =
   'usage: npm run seed -- [client] [env] [cluster] [--size small|medium|large] [--file x.json] [--gzip]';
@@ -59,8 +59,11 @@ if (values.help) {
   process.exit(0);
 }
 if (positionals.length > 3) fail(USAGE, 2);
-const [client = 'demo', environment = 'development', cluster = 'demo-cluster'] =
-  positionals;
+const [
+  client = SEED_DEFAULTS.client,
+  environment = SEED_DEFAULTS.environment,
+  cluster = SEED_DEFAULTS.cluster,
+] = positionals;
 const size = values.size as SizeName | undefined;
 if (size !== undefined && !['small', 'medium', 'large'].includes(size)) {
   fail(`--size must be small, medium or large\n${USAGE}`, 2);

@@ -57,9 +57,9 @@ try {
     `  NATS        ${stack.natsUrl}`,
     `  PostgreSQL  ${stack.databaseUrl}`,
     `  Metrics     ${stack.metricsUrl ?? 'none: the metrics route answers 503 (apt-get install -y victoria-metrics, or set METRICS_URL)'}`,
-    `  Seed        ${seed}   (demo development demo-cluster; --size small|medium|large, --file x.json, --gzip)`,
+    `  Seed        ${seed}   (internal development test-cluster; --size small|medium|large, --file x.json, --gzip)`,
     '  Token       npm run token -- --email you@example.com',
-    '              npm run grant -- --email you@example.com --role viewer --client demo',
+    '              npm run grant -- --email you@example.com --role viewer --client internal',
     '  Stop        Ctrl-C',
     '',
   ];

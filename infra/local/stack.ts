@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ScheduledEvent } from 'aws-lambda';
 import { handler as retentionHandler } from '../../functions/sweeps/event-retention.ts';
 import { handler as staleHandler } from '../../functions/sweeps/stale-clusters.ts';
+import { SEED_DEFAULTS } from '../../scripts/seed-agent.ts';
 import type { Config } from '../../shared/config.ts';
 import { ensureDatabase } from '../../shared/db/admin.ts';
 import { ensureLocalLogins } from '../../shared/db/local-logins.ts';
@@ -38,7 +39,11 @@ import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
-export const DEMO_TENANT = { clientSlug: 'demo', envSlug: 'development' };
+/** The seeder's default tenant, so `npm run seed` with no names is synced. */
+export const DEMO_TENANT = {
+  clientSlug: SEED_DEFAULTS.client,
+  envSlug: SEED_DEFAULTS.environment,
+};
 const STALE_SWEEP_MS = 60_000;
 const RETENTION_SWEEP_MS = 3_600_000;
 /** How long a stop waits for an in-process queue to empty (kept on disk after). */

@@ -530,7 +530,13 @@ async function readDeploys(
     `(e.environment_id = ${env} or (e.environment_id is null and (e.host_id is null
        or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))))`,
     `e.details ? 'namespace'`,
-    `case when apps.name is null then ${fallback} else apps.concerns end`,
+    // A client-wide deploy of an app Console does not know is listed only
+    // on a cluster that has its namespace (spec: "for every environment's
+    // cluster that has the namespace"); an attributed one by its app alone.
+    `case when apps.name is null then ${fallback} and (e.environment_id is not null
+       or exists (select 1 from k8s_namespaces n
+                  where n.cluster_id = ${clusterId} and n.name = e.details ->> 'namespace'))
+     else apps.concerns end`,
   ];
   if (q.namespace) {
     // What the rule above implies, in a form the namespace and app-name

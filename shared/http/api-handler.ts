@@ -226,6 +226,11 @@ function authorize(
   };
 }
 
+function authenticatesItself(route: RouteDefinition): boolean {
+  const { access } = route;
+  return access.shape === 'public' && access.authenticatedBy !== 'nothing';
+}
+
 /** The Lambda handler of the route table entry `routeName`. */
 export function apiHandler<N extends RouteName>(
   routeName: N,
@@ -239,7 +244,12 @@ export function apiHandler<N extends RouteName>(
     .handler(async (event, context) => {
       const { authorized } = context;
       if (!authorized) throw new Error('authorize did not run');
-      const query = readRouteQuery(event.rawQueryString, route.query);
+      // A route that authenticates its caller itself (a webhook's source
+      // secret) reads its query once that passed: a 400 before the 401
+      // would tell an unauthenticated caller the route's parameters.
+      const query = authenticatesItself(route)
+        ? undefined
+        : readRouteQuery(event.rawQueryString, route.query);
       const reply = await fn({
         ...authorized,
         event,

@@ -173,7 +173,11 @@ export const logsResultSchema = z.object({
   truncated: z.boolean(),
   /** Set when the pod has several containers and none was named, or the named one does not exist. */
   containers: z.array(z.string()).optional(),
-  timestamps: z.boolean(),
+  /**
+   * Absent from an agent before v0.8.0, which knows no timestamps: its
+   * lines are unstamped (spec: a plain tail on v0.7.12 is still served).
+   */
+  timestamps: z.boolean().default(false),
 });
 
 export type ManifestResult = z.output<typeof manifestResultSchema>;

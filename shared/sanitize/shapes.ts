@@ -20,14 +20,16 @@ const WEBHOOK_URL =
 
 /**
  * Tokens whose prefix names their issuer. Lengths follow the issuers'
- * formats loosely (a short fake still has the shape): JWTs; Slack xox?-;
+ * formats loosely (a short fake still has the shape): JWTs; Slack xox?-
+ * whose first group is digits (`xoxb-<team>-<bot>-…`; a workload named
+ * `xoxb-notifier` is a name, not a token);
  * AWS access key ids; Vault service and batch tokens; OpenAI-style `sk-`
  * keys (an upper-case letter required, so a lower-case Kubernetes name such
  * as `sk-worker-pool-1234567890` stays); GitHub, GitLab, Google API, npm,
  * Hugging Face and Stripe keys.
  */
 const PREFIXED_TOKEN =
-  /(?<![\w-])(?:eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*|xox[abposr]-[A-Za-z0-9-]{8,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|hv[sb]\.[\w-]{20,}|sk-(?=[\w-]*[A-Z])[\w-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|AIza[\w-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,})/g;
+  /(?<![\w-])(?:eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*|xox[abposr]-(?=\d+(?![A-Za-z]))[A-Za-z0-9-]{8,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|hv[sb]\.[\w-]{20,}|sk-(?=[\w-]*[A-Z])[\w-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|AIza[\w-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,})/g;
 
 /**
  * An auth scheme word and its credential as one unit, wherever they stand.

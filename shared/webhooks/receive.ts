@@ -5,11 +5,13 @@
  *
  * 1. 401 `unauthorized` for a missing or wrong secret, a disabled source or
  *    an unknown id, all with the same body, so ids cannot be probed;
- * 2. 413 `payload_too_large` for a body over 1 MiB;
- * 3. 415 `unsupported_media_type` unless the body is `application/json`;
- * 4. 400 `bad_request` for a body that is not JSON;
- * 5. 422 `unprocessable` naming the field the source's format refuses;
- * 6. 200 `{"data": {"id", "created"}}` (Argo CD) or `{"data": {"id",
+ * 2. 400 `bad_request` for any query parameter (the route takes none), read
+ *    only now so an unauthenticated caller learns nothing of the route;
+ * 3. 413 `payload_too_large` for a body over 1 MiB;
+ * 4. 415 `unsupported_media_type` unless the body is `application/json`;
+ * 5. 400 `bad_request` for a body that is not JSON;
+ * 6. 422 `unprocessable` naming the field the source's format refuses;
+ * 7. 200 `{"data": {"id", "created"}}` (Argo CD) or `{"data": {"id",
  *    "outcome"}}` (Alertmanager).
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -20,7 +22,9 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
+import { readRouteQuery } from '../http/query.ts';
 import { type ApiResult, ok } from '../http/response.ts';
+import { routeNamed } from '../http/routes.ts';
 import { storeAlertmanagerNotification } from './alertmanager.ts';
 import { storeArgocdNotification } from './argocd.ts';
 import { authenticateWebhookSource } from './sources.ts';
@@ -64,6 +68,7 @@ export async function receiveWebhook(
     bearer(header(event, 'authorization')),
   );
   if (!source) throw new UnauthorizedError(WEBHOOK_UNAUTHORIZED);
+  readRouteQuery(event.rawQueryString, routeNamed('receive-webhook').query);
 
   const bytes = bodyBytes(event);
   if (bytes.length > MAX_WEBHOOK_BODY_BYTES) {

@@ -57,7 +57,7 @@ describe('local stack (npm start)', () => {
       KUBECONFIG: join(dataDir, 'no-kubeconfig'),
     });
     const seeded = await seed.exited;
-    const agentId = seedAgentId('demo', 'development', 'demo-cluster');
+    const agentId = seedAgentId('internal', 'development', 'test-cluster');
     const cluster = await until(
       'the seeded cluster',
       () =>
@@ -97,7 +97,7 @@ describe('local stack (npm start)', () => {
     // Assess
     expect(health).toBe(200);
     expect(seeded.code, seed.output()).toBe(0);
-    expect(cluster.name).toBe('demo-cluster');
+    expect(cluster.name).toBe('test-cluster');
     expect(cluster.node_count).toBeGreaterThan(0);
     const names = pools.map((p) => p.application_name);
     expect(names).toContain('k8s-inventory-local-api');

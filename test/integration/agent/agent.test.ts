@@ -14,9 +14,14 @@ import {
   buildInventory,
   type ClusterObjects,
 } from '../../../shared/collector/collect.ts';
+import type { K8sObject } from '../../../shared/collector/k8s.ts';
 import { query } from '../../../shared/db/pool.ts';
 import { commandSubject } from '../../../shared/live/kube-query.ts';
 import { freePort } from '../../../shared/process/supervise.ts';
+import {
+  REDACTED,
+  sanitizeAnnotationValue,
+} from '../../../shared/sanitize/secrets.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import {
   type Inventory,
@@ -652,5 +657,103 @@ describe('the cluster agent', () => {
     expect(status).toBe(200);
     expect(cluster.name).toBe('fake');
     expect(code).toBe(0);
+  });
+});
+
+describe('what the agent publishes holds no secret', () => {
+  /** Planted on every object the fake apiserver serves. */
+  const PLANTED = {
+    'example.com/db-password': 'hunter2hunter2',
+    'example.com/api-token': 'tok-4f9a8b7c6d5e',
+    'example.com/notes':
+      'connect with postgres://app:S3cretPassw0rd@db:5432/app then retry',
+    'example.com/owner': 'team-shop',
+    'kubectl.kubernetes.io/last-applied-configuration':
+      '{"metadata":{"annotations":{"password":"L4stApplied"}}}',
+  };
+  const SECRETS = [
+    'hunter2hunter2',
+    'tok-4f9a8b7c6d5e',
+    'S3cretPassw0rd',
+    'L4stApplied',
+    'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcGkifQ.c2lnbmF0dXJl',
+    'glpat-Abcdefghij0123456789',
+  ];
+
+  const LEAKY_EVENT = `Readiness probe failed: Authorization: Bearer ${SECRETS[4]} token=${SECRETS[5]}`;
+
+  function planted(objects: ClusterObjects): ClusterObjects {
+    const out: Record<string, unknown> = {};
+    for (const [field, list] of Object.entries(objects)) {
+      if (!Array.isArray(list)) {
+        out[field] = list;
+        continue;
+      }
+      out[field] = list.map((object: K8sObject) => ({
+        ...object,
+        metadata: {
+          ...object.metadata,
+          annotations: { ...object.metadata?.annotations, ...PLANTED },
+        },
+      }));
+    }
+    const [first] = (objects.events ?? []) as K8sObject[];
+    out.events = [
+      ...((out.events as K8sObject[]) ?? []),
+      {
+        ...first,
+        metadata: { ...first?.metadata, name: 'leaky.17a1', uid: 'leaky-1' },
+        // core/v1 says message, events.k8s.io/v1 note: both carry it.
+        message: LEAKY_EVENT,
+        note: LEAKY_EVENT,
+      },
+    ];
+    return out as ClusterObjects;
+  }
+
+  it('passes every annotation of every row through the key-aware detector and scrubs event messages', {
+    timeout: 60_000,
+  }, async () => {
+    // Prepare
+    const leaky = await startFakeKube();
+    serveCluster(leaky, planted(allRealObjects()));
+    const options = agentOptions({ kubeConfig: leaky.kubeConfig });
+    const agent = new Agent(options);
+
+    // Act
+    const result = await agent.syncOnce().finally(async () => {
+      await agent.stop();
+      await leaky.stop();
+    });
+    const { message } = await lastPublished(options.agentId);
+
+    // Assess
+    expect(result.publish.published).toBe(true);
+    const text = JSON.stringify(message);
+    for (const secret of SECRETS) expect(text).not.toContain(secret);
+    let annotated = 0;
+    for (const kind of KIND_ORDER) {
+      for (const row of (message[kind] ?? []) as {
+        annotations?: Record<string, string>;
+      }[]) {
+        if (row.annotations === undefined) continue;
+        annotated++;
+        expect(row.annotations).not.toHaveProperty(
+          'kubectl.kubernetes.io/last-applied-configuration',
+        );
+        expect(row.annotations['example.com/owner']).toBe('team-shop');
+        expect(row.annotations['example.com/db-password']).toBe(REDACTED);
+        for (const [key, value] of Object.entries(row.annotations)) {
+          expect(sanitizeAnnotationValue(key, value), `${kind} ${key}`).toBe(
+            value,
+          );
+        }
+      }
+    }
+    expect(annotated).toBeGreaterThan(10);
+    const event = message.events?.find((e) => e.message?.includes('Readiness'));
+    expect(event?.message).toBe(
+      `Readiness probe failed: Authorization: ${REDACTED}`,
+    );
   });
 });

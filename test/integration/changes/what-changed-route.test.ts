@@ -16,14 +16,16 @@ describe('GET /api/v1/clusters/{id}/changes', () => {
   let api: TestApi;
   let clusterId: string;
   let path: string;
+  let clientId: string;
+  let staging: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     api = await startTestApi(database);
     const db = database.db;
-    const clientId = await insertClient(db, 'acme-route');
+    clientId = await insertClient(db, 'acme-route');
     const prod = await insertEnvironment(db, clientId, 'production');
-    const staging = await insertEnvironment(db, clientId, 'staging');
+    staging = await insertEnvironment(db, clientId, 'staging');
     clusterId = await insertCluster(db, {
       clientId,
       environmentId: prod,
@@ -164,6 +166,57 @@ describe('GET /api/v1/clusters/{id}/changes', () => {
     expect(tooLong.body.error.details).toEqual({ param: 'from' });
     expect(sibling.status).toBe(404);
   });
+  it('lists a client-wide deploy only on a cluster that has its namespace', async () => {
+    // Prepare: a second cluster of the client, in staging, without shop.
+    const db = database.db;
+    const stagingCluster = await insertCluster(db, {
+      clientId,
+      environmentId: staging,
+      name: 'staging-a',
+    });
+    await insertNamespace(db, stagingCluster, 'billing');
+    const deploy = await query<{ id: string }>(
+      db,
+      `insert into change_events (source, event_type, client_id, environment_id,
+         scanned_at, severity, summary, details)
+       values ('deployment', 'sync', $1, null, now() - interval '2 hours', 'info',
+         'ArgoCD sync: legacy-shop (Synced)',
+         '{"provider": "argocd", "app_name": "legacy-shop", "namespace": "shop"}')
+       returning id`,
+      [clientId],
+    );
+    await insertGrant(db, {
+      email: 'deployer@example.com',
+      role: 'operator',
+      clientId,
+    });
+    const token = await api.token('deployer@example.com');
+    const deploysOf = (body: {
+      data: { items: { kind: string; id: string; scope?: string }[] };
+    }) =>
+      body.data.items
+        .filter((item) => item.kind === 'deploy')
+        .map((item) => [item.id, item.scope]);
+
+    // Act
+    const here = await api.get(path, token);
+    const hereInShop = await api.get(`${path}?namespace=shop`, token);
+    const elsewhere = await api.get(
+      `/api/v1/clusters/${stagingCluster}/changes`,
+      token,
+    );
+
+    // Assess
+    const listed = [[`deploy:${deploy[0]?.id}`, 'client']];
+    expect([here.status, hereInShop.status, elsewhere.status]).toEqual([
+      200, 200, 200,
+    ]);
+    expect(deploysOf(here.body)).toEqual(listed);
+    expect(deploysOf(hereInShop.body)).toEqual(listed);
+    expect(deploysOf(elsewhere.body)).toEqual([]);
+    expect(elsewhere.body.data.notes.join(' ')).not.toContain('client-wide');
+  });
+
   it('serves 60 reads a minute per user, then answers 429 with Retry-After', async () => {
     // Prepare
     await insertGrant(database.db, {

@@ -36,6 +36,7 @@ import {
   insertCluster,
   insertEnvironment,
   insertHost,
+  insertNamespace,
 } from '../../helpers/api-fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
@@ -333,6 +334,8 @@ describe('the what-changed timeline', () => {
       { kind: 'Deployment', namespace: 'cart', name: 'cart-api' },
     ]);
     await application(w.cluster, 'billing', w.sibling.id, 'cart');
+    // A client-wide deploy is listed where its namespace exists.
+    await insertNamespace(db, w.cluster.id, 'cart');
     const attributed = await deploy(null, 30, 'cart', 'cart');
     await deploy(w.prod, 29, 'billing', 'cart');
     const fallback = await deploy(w.prod, 28, 'legacy', 'cart');

@@ -59,311 +59,81 @@ import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
 import { queueDepth, startSqs, type TestSqs } from '../../helpers/sqs.ts';
 import { sqsRecordOf } from '../../helpers/sqs-record.ts';
 import { tinyInventory } from '../../helpers/tiny-inventory.ts';
-
-const RUNS = Number(process.env.FAULT_RUNS ?? 40);
-const SEED = Number(process.env.FAULT_SEED ?? 20_2026);
-/** The share of histories run over NATS, the bridge and the queue, in %. */
-const TRANSPORT_PERCENT = Number(process.env.FAULT_TRANSPORT_PERCENT ?? 25);
-const WORKERS = 3;
-/** The sync's clock, fixed so that clamping an agent ahead is deterministic. */
-const NOW = new Date('2026-06-01T12:00:00.000Z');
-const MINUTE = 60_000;
-const GEN_LABEL = 'fault-gen';
-/**
- * The transport's queue limit: a tiny snapshot (about 9 KB) goes inline, a
- * padded one ({@link PAD_BYTES}) and the gzip bodies by claim check.
- */
-const QUEUE_MAX_BYTES = 32 * 1024;
-const PAD_BYTES = 40 * 1024;
-/** The bridge's ack wait: how long a send abandoned by a crash waits. */
-const BRIDGE_ACK_WAIT_MS = 2_000;
-/** A transport history's bound, far above its seconds on a loaded machine. */
-const TRANSPORT_SETTLE_MS = 90_000;
-const STREAM = 'EVENTS';
-const CONSUMER = 'k8s-inventory-bridge';
-
-// ---------------------------------------------------------------- histories
-
-const FAULTS = [
-  'throw-before-commit',
-  'throw-before-delete',
-  'terminate-backend',
-  'claim-check-read',
-  'visibility-expires',
-] as const;
-type Fault = (typeof FAULTS)[number];
-
-const MALFORMED = [
-  'not-json',
-  'wrong-agent',
-  'unknown-tenant',
-  /** Past MAX_INFLATED_BYTES once inflated: refused for its size alone. */
-  'too-large',
-  /** Gzip of twice MAX_INFLATED_BYTES of spaces: refused without inflating it whole. */
-  'gzip-bomb',
-] as const;
-type Malformed = (typeof MALFORMED)[number];
-
-interface SnapshotPlan {
-  /** Minutes from NOW; above +1 the agent's clock is ahead (clamped). */
-  offsetMin: number;
-  /** Padded past the queue's limit: it travels by claim check. */
-  claimCheck: boolean;
-  /** Extra pods beyond the base one: the prune is exercised too. */
-  extraPods: number;
-}
-
-interface MessagePlan {
-  /** A valid snapshot (cluster, snapshot) or a malformed message. */
-  kind: 'snapshot' | Malformed;
-  cluster: number;
-  snapshot: number;
-  /** Faults of its first attempts, in order; later attempts run clean. */
-  faults: Fault[];
-  /** Delivered this many extra times (at-least-once duplicates). */
-  duplicates: number;
-  /** Over the transport: the bridge dies after sending it, before its ack. */
-  bridgeCrash: boolean;
-}
-
-interface History {
-  /** Over NATS, the bridge and the queue, or over the queue model. */
-  transport: boolean;
-  clusters: SnapshotPlan[][];
-  malformed: { kind: Malformed; cluster: number }[];
-  /** Sort keys: the publish (stream) order, then the queue's order. */
-  publishOrder: number[];
-  deliveryOrder: number[];
-  faults: Fault[][];
-  duplicates: number[];
-  bridgeCrashes: boolean[];
-  /** Drives where redelivered messages land (reordering). */
-  shuffleSeed: number;
-}
-
-const snapshotPlan = fc.record({
-  offsetMin: fc.integer({ min: -600, max: 120 }),
-  claimCheck: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
-  extraPods: fc.integer({ min: 0, max: 2 }),
-});
-
-const historyArb: fc.Arbitrary<History> = fc
-  .record({
-    // Unbiased, so that the share is what it says.
-    transport: fc.noBias(fc.nat(99)).map((n) => n < TRANSPORT_PERCENT),
-    clusters: fc.array(
-      fc.uniqueArray(snapshotPlan, {
-        minLength: 1,
-        maxLength: 4,
-        selector: (s) => s.offsetMin,
-      }),
-      { minLength: 2, maxLength: 3 },
-    ),
-    malformed: fc.array(
-      fc.record({
-        kind: fc.constantFrom(...MALFORMED),
-        cluster: fc.nat(2),
-      }),
-      { maxLength: 3 },
-    ),
-    shuffleSeed: fc.nat(),
-  })
-  .chain((base) => {
-    const n =
-      base.clusters.reduce((sum, c) => sum + c.length, 0) +
-      base.malformed.length;
-    const perMessage = <T>(arb: fc.Arbitrary<T>) =>
-      fc.array(arb, { minLength: n, maxLength: n });
-    return fc.record({
-      transport: fc.constant(base.transport),
-      clusters: fc.constant(base.clusters),
-      malformed: fc.constant(base.malformed),
-      shuffleSeed: fc.constant(base.shuffleSeed),
-      publishOrder: perMessage(fc.nat(1_000)),
-      deliveryOrder: perMessage(fc.nat(1_000)),
-      faults: perMessage(
-        fc.array(fc.constantFrom(...FAULTS), { maxLength: 2 }),
-      ),
-      duplicates: perMessage(fc.integer({ min: 0, max: 1 })),
-      // Rare: each costs the bridge's ack wait.
-      bridgeCrashes: perMessage(fc.nat(7).map((n) => n === 0)),
-    });
-  });
-
-function messagesOf(h: History): MessagePlan[] {
-  const plans: Omit<MessagePlan, 'faults' | 'duplicates' | 'bridgeCrash'>[] =
-    [];
-  h.clusters.forEach((snapshots, cluster) => {
-    snapshots.forEach((_, snapshot) => {
-      plans.push({ kind: 'snapshot', cluster, snapshot });
-    });
-  });
-  for (const m of h.malformed) {
-    plans.push({
-      kind: m.kind,
-      cluster: m.cluster % h.clusters.length,
-      snapshot: -1,
-    });
-  }
-  return plans.map((p, i) => ({
-    ...p,
-    faults: h.faults[i] ?? [],
-    duplicates: h.duplicates[i] ?? 0,
-    bridgeCrash: h.bridgeCrashes[i] ?? false,
-  }));
-}
-
-/** A small deterministic generator for the queue's reordering. */
-function lcg(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-const sleep = (ms: number) =>
-  new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-// ----------------------------------------------------------------- messages
-
-const clampedAt = (offsetMin: number) =>
-  Math.min(NOW.getTime() + offsetMin * MINUTE, NOW.getTime() + MINUTE);
-
-const genTag = (run: string, cluster: number, snapshot: number) =>
-  `${run}-c${cluster}-s${snapshot}`;
-
-const imageOf = (tag: string) => `registry.local/app:${tag}`;
-
-/** A cluster's snapshot, every row marked with its generation. */
-function snapshotOf(
-  base: Inventory,
-  plan: SnapshotPlan,
-  tag: string,
-): Inventory {
-  const inv = structuredClone(base);
-  inv.timestamp = new Date(
-    NOW.getTime() + plan.offsetMin * MINUTE,
-  ).toISOString();
-  for (const w of inv.workloads ?? []) {
-    w.labels = { ...w.labels, [GEN_LABEL]: tag };
-    if (plan.claimCheck) {
-      w.annotations = {
-        ...w.annotations,
-        [`${GEN_LABEL}/pad`]: tag.padEnd(PAD_BYTES, '.'),
-      };
-    }
-    for (const c of w.containers ?? []) c.image = imageOf(tag);
-    for (const c of w.spec_facts?.containers ?? []) {
-      if (c.init !== true) c.image = imageOf(tag);
-    }
-  }
-  const pods = inv.pods ?? [];
-  const [first] = pods;
-  if (first !== undefined) {
-    for (let i = 1; i <= plan.extraPods; i++) {
-      pods.push({ ...structuredClone(first), name: `${first.name}-x${i}` });
-      const added = pods[pods.length - 1]!;
-      if (added.uid) added.uid = `${added.uid.slice(0, -2)}${i}x`;
-    }
-  }
-  for (const p of pods) p.labels = { ...p.labels, [GEN_LABEL]: tag };
-  return inv;
-}
-
-interface Message {
-  plan: MessagePlan;
-  subject: string;
-  agentId: string;
-  /** The NATS body as the agent publishes it, and whether it is gzip. */
-  body: Buffer;
-  gzip: boolean;
-  /**
-   * The queued record: built here over the model; over the transport, the
-   * first one the sync settled (what a replay sends again).
-   */
-  record: SQSRecord | undefined;
-  /** Its stream sequence (the model's records number their own). */
-  streamSeq: number;
-  tag: string | undefined;
-  expected: Inventory | undefined;
-}
-
-// --------------------------------------------------------------- the queue
-
-interface Delivery {
-  message: Message;
-  attempt: number;
-}
-
-/**
- * An at-least-once queue: a failed delivery comes back (anywhere behind
- * the head, so later messages may overtake it), a duplicate is queued twice,
- * a message whose visibility expires is delivered again while it runs.
- */
-class AtLeastOnceQueue {
-  readonly #ready: Delivery[] = [];
-  #inFlight = 0;
-  readonly #random: () => number;
-  constructor(random: () => number) {
-    this.#random = random;
-  }
-  push(d: Delivery, anywhere = false): void {
-    const at = anywhere
-      ? Math.floor(this.#random() * (this.#ready.length + 1))
-      : this.#ready.length;
-    this.#ready.splice(at, 0, d);
-  }
-  take(): Delivery | undefined | 'wait' {
-    const d = this.#ready.shift();
-    if (d !== undefined) {
-      this.#inFlight++;
-      return d;
-    }
-    return this.#inFlight > 0 ? 'wait' : undefined;
-  }
-  settle(): void {
-    this.#inFlight--;
-  }
-}
-
-/** What one history's run leaves for the checks. */
-interface RunResult {
-  applied: Map<string, number>;
-  outcomes: { kind: MessagePlan['kind']; outcome: string }[];
-  settled: Set<Message>;
-  /** Faults injected, by kind. */
-  faults: Map<string, number>;
-  deliveries: number;
-}
-
-function countFault(result: RunResult, kind: string): void {
-  result.faults.set(kind, (result.faults.get(kind) ?? 0) + 1);
-}
-
-/** A transport history in progress, as the pollers and the bridge see it. */
-interface TransportRun {
-  /** `subject#streamSeq` → its message, set as each publish is acked. */
-  byKey: Map<string, Message>;
-  /** The highest receive count seen per key (visibility expiry waits on it). */
-  received: Map<string, number>;
-  result: RunResult;
-  /** Records inside the handler now. */
-  busy: number;
-}
-
-const keyOf = (subject: string, streamSeq: number) => `${subject}#${streamSeq}`;
-
-function recordKey(record: SQSRecord): string {
-  return keyOf(
-    record.messageAttributes[QueueAttribute.subject]?.stringValue ?? '',
-    Number(record.messageAttributes[QueueAttribute.streamSeq]?.stringValue),
-  );
-}
+import {
+  AtLeastOnceQueue,
+  BRIDGE_ACK_WAIT_MS,
+  CONSUMER,
+  clampedAt,
+  countFault,
+  type Fault,
+  GEN_LABEL,
+  genTag,
+  type History,
+  historyArb,
+  imageOf,
+  keyOf,
+  lcg,
+  type Message,
+  MINUTE,
+  messagesOf,
+  NOW,
+  PAD_BYTES,
+  QUEUE_MAX_BYTES,
+  RUNS,
+  type RunResult,
+  recordKey,
+  SEED,
+  STREAM,
+  sleep,
+  snapshotOf,
+  TRANSPORT_PERCENT,
+  TRANSPORT_SETTLE_MS,
+  type TransportRun,
+  WORKERS,
+} from './history-plan.ts';
 
 // ------------------------------------------------------------------ suite
 
+/**
+ * The guarantees each history is checked against, one test each, so a
+ * failure names the one that broke (with the shrunk history that broke it).
+ */
+const RULES = {
+  completes: 'runs every history to its end (no unexpected error)',
+  settled: 'settles every message: none is lost',
+  outcomes: 'applies or skips each snapshot and refuses each malformed message',
+  untorn: 'never lets a reader see two snapshots mixed',
+  newest: "stores each cluster's newest accepted snapshot, row for row",
+  changes: 'records each later applied snapshot as one change, in order, once',
+  refusals: 'records each refused message once, and no valid one',
+  replay: 'writes nothing when every message is replayed',
+} as const;
+type Rule = keyof typeof RULES;
+
+interface Violation {
+  rule: Rule;
+  message: string;
+}
+
+const messageOf = (error: unknown) =>
+  error instanceof Error ? error.message : String(error);
+
 describe('fault histories', () => {
+  /** The violations of the history running now. */
+  let current: Violation[] = [];
+
+  /** Runs one guarantee's checks; a failed one is kept, not thrown. */
+  async function holds(
+    rule: Rule,
+    check: () => void | Promise<void>,
+  ): Promise<void> {
+    try {
+      await check();
+    } catch (error) {
+      current.push({ rule, message: messageOf(error) });
+    }
+  }
+
   let database: TestDatabase;
   let tenant: Tenant;
   let s3: TestSqs;
@@ -923,13 +693,19 @@ describe('fault histories', () => {
     const lost = messages.filter((m) => !result.settled.has(m)).length;
     broken.lost += lost;
     broken.torn += torn;
-    expect(lost, 'messages never settled').toBe(0);
-    for (const { kind, outcome } of result.outcomes) {
-      expect(outcome, kind).toMatch(
-        kind === 'snapshot' ? /^(applied|skipped_not_newer)$/ : /^rejected$/,
-      );
-    }
-    expect(torn, 'torn reads').toBe(0);
+    await holds('settled', () => {
+      expect(lost, 'messages never settled').toBe(0);
+    });
+    await holds('outcomes', () => {
+      for (const { kind, outcome } of result.outcomes) {
+        expect(outcome, kind).toMatch(
+          kind === 'snapshot' ? /^(applied|skipped_not_newer)$/ : /^rejected$/,
+        );
+      }
+    });
+    await holds('untorn', () => {
+      expect(torn, 'torn reads').toBe(0);
+    });
     await check(messages, result.applied);
   }
 
@@ -949,13 +725,33 @@ describe('fault histories', () => {
     const atOf = (m: Message) => clampedAt(offsetOf(m));
     const clusterIds: string[] = [];
     for (const [agentId, snapshots] of byAgent) {
+      const clusterId = await checkCluster(agentId, snapshots, applied, atOf);
+      if (clusterId !== undefined) clusterIds.push(clusterId);
+    }
+    await holds('refusals', () => checkRefusals(messages));
+    await holds('replay', () => checkReplay(messages, clusterIds));
+  }
+
+  /**
+   * One cluster's rows against its newest accepted snapshot, then its
+   * change records against its applied snapshots; its id, when stored.
+   */
+  async function checkCluster(
+    agentId: string,
+    snapshots: Message[],
+    applied: Map<string, number>,
+    atOf: (m: Message) => number,
+  ): Promise<string | undefined> {
+    let clusterId: string | undefined;
+    let winner: Message | undefined;
+    await holds('newest', async () => {
       const [cluster] = await query<{ id: string; stamp: Date }>(
         database.db,
         'select id, last_snapshot_stamp as stamp from clusters where agent_id = $1',
         [agentId],
       );
       expect(cluster, `cluster ${agentId}`).toBeDefined();
-      clusterIds.push(cluster!.id);
+      clusterId = cluster!.id;
       // The newest accepted: the generation the rows carry must have the
       // latest clamped time (ties: agents ahead, all clamped to one time).
       const newest = Math.max(...snapshots.map(atOf));
@@ -967,7 +763,7 @@ describe('fault histories', () => {
       );
       const tags = new Set(pods.map((p) => p.tag));
       expect(tags.size, 'one generation stored').toBe(1);
-      const winner = snapshots.find((m) => m.tag === pods[0]?.tag);
+      winner = snapshots.find((m) => m.tag === pods[0]?.tag);
       expect(winner, 'stored generation is one of the snapshots').toBeDefined();
       expect(atOf(winner!), 'stored generation is the newest').toBe(newest);
       const inv = winner!.expected!;
@@ -1010,6 +806,11 @@ describe('fault histories', () => {
           pad: padded ? PAD_BYTES : null,
         })),
       );
+    });
+    if (clusterId === undefined || winner === undefined) return clusterId;
+    const stored = { clusterId, winner };
+    await holds('changes', async () => {
+      const { clusterId: id, winner: newest } = stored;
 
       // Change records: a chain of strictly later snapshots, each step once.
       const changes = await query<{ before: string; after: string }>(
@@ -1021,7 +822,7 @@ describe('fault histories', () => {
            from change_events
           where source = 'k8s-config' and details ->> 'cluster_id' = $1
           order by scanned_at, created_at`,
-        [cluster!.id],
+        [id],
       );
       const byImage = new Map(snapshots.map((m) => [imageOf(m.tag!), m]));
       const steps = new Set<string>();
@@ -1036,7 +837,7 @@ describe('fault histories', () => {
         steps.add(key);
       }
       if (changes.length > 0) {
-        expect(changes[changes.length - 1]!.after).toBe(imageOf(winner!.tag!));
+        expect(changes[changes.length - 1]!.after).toBe(imageOf(newest.tag!));
       }
       // Every commit after the first recorded exactly one change.
       const commits = applied.get(agentId) ?? 0;
@@ -1045,9 +846,12 @@ describe('fault histories', () => {
       expect(changes.length, 'one change record per later commit').toBe(
         commits - 1,
       );
-    }
+    });
+    return clusterId;
+  }
 
-    // Every refused message recorded once; no valid one recorded.
+  /** Every refused message recorded once; no valid one recorded. */
+  async function checkRefusals(messages: Message[]): Promise<void> {
     for (const m of messages) {
       const [row] = await query<{ n: number }>(
         database.db,
@@ -1060,8 +864,13 @@ describe('fault histories', () => {
       if (row!.n < want) broken.lost++;
       expect(row!.n, `rejections of ${m.plan.kind}`).toBe(want);
     }
+  }
 
-    // A replay of every message writes nothing at all.
+  /** A replay of every message writes nothing at all. */
+  async function checkReplay(
+    messages: Message[],
+    clusterIds: string[],
+  ): Promise<void> {
     const before = await Promise.all(
       clusterIds.map((id) => dumpCluster(database.db, id)),
     );
@@ -1095,16 +904,63 @@ describe('fault histories', () => {
     return Date.parse(m.expected!.timestamp) / MINUTE - NOW.getTime() / MINUTE;
   }
 
-  it('loses nothing, records nothing twice and tears no read under faults', {
+  /** The campaign's outcome, read by each guarantee's test below. */
+  let campaign:
+    | {
+        failed: false;
+      }
+    | {
+        failed: true;
+        /** The shrunk history, to replay with its seed and path. */
+        report: string;
+        violations: Violation[];
+      }
+    | undefined;
+
+  it('runs the campaign: generated histories under faults, each checked against every guarantee', {
     // A campaign's length grows with its runs (about a second each, more
     // while shrinking a failure).
     timeout: Math.max(600_000, RUNS * 10_000),
   }, async () => {
-    await fc.assert(
+    let lastFailure: Violation[] = [];
+    const details = await fc.check(
       fc.asyncProperty(historyArb, async (h) => {
-        await runHistory(h);
+        current = [];
+        try {
+          await runHistory(h);
+        } catch (error) {
+          current.push({ rule: 'completes', message: messageOf(error) });
+        }
+        if (current.length > 0) {
+          // Shrinking ends on the smallest failing history: its violations.
+          lastFailure = current;
+          throw new Error(
+            current.map((v) => `${v.rule}: ${v.message}`).join('\n'),
+          );
+        }
       }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: false, verbose: 1 },
+      { numRuns: RUNS, seed: SEED, endOnFailure: false },
     );
+    campaign = details.failed
+      ? {
+          failed: true,
+          violations: lastFailure,
+          report: `seed ${details.seed}, path ${details.counterexamplePath}, after ${details.numRuns} histories (${details.numShrinks} shrinks): ${JSON.stringify(details.counterexample?.[0])}`,
+        }
+      : { failed: false };
+    expect(totals.histories).toBeGreaterThanOrEqual(RUNS);
   });
+
+  for (const [rule, title] of Object.entries(RULES) as [Rule, string][]) {
+    it(title, () => {
+      if (campaign === undefined) throw new Error('the campaign did not run');
+      const broken = campaign.failed
+        ? campaign.violations.filter((v) => v.rule === rule)
+        : [];
+      expect(
+        broken.map((v) => v.message),
+        campaign.failed ? campaign.report : '',
+      ).toEqual([]);
+    });
+  }
 });

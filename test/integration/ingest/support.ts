@@ -102,6 +102,8 @@ export async function startWorld(
     poller?: IngestOptions['poller'];
     /** The queue's maxReceiveCount (then a dead-letter queue), as in AWS. */
     maxReceiveCount?: number;
+    /** Where a committed sync writes its series (none by default). */
+    seriesWriter?: IngestOptions['seriesWriter'];
   } = {},
 ): Promise<World> {
   const database = await createTestDatabase();
@@ -141,6 +143,7 @@ export async function startWorld(
       ...options.poller,
     },
     onProcessed: (info) => processed.push(info),
+    ...(options.seriesWriter ? { seriesWriter: options.seriesWriter } : {}),
   });
   const publisher = await connect({ servers: nats.url, name: 'test-agent' });
   const extraBridges: Bridge[] = [];

@@ -146,6 +146,27 @@ const leakyAnswer: Answer = () => ({
   },
 });
 
+/**
+ * A v0.7.12 agent's logs reply, as that release sends it: it predates log
+ * timestamps, so its result has no `timestamps` field and its lines no
+ * stamp.
+ */
+const answerAsV0712: Answer = (request) =>
+  request.query === 'logs'
+    ? {
+        ok: true,
+        agent_version: 'v0.7.12',
+        observed_at: observedAt,
+        result: {
+          pod: request.pod,
+          container: request.container ?? 'app',
+          previous: request.previous,
+          lines: ['starting server on :8080', 'token=s3cr3tT0kenValue ready'],
+          truncated: false,
+        },
+      }
+    : undefined;
+
 describe('live routes', () => {
   let database: TestDatabase;
   let nats: TestNatsServer;
@@ -237,6 +258,11 @@ describe('live routes', () => {
       'old',
       { agent_version: 'v0.7.12' },
       { version: 'v0.7.12' },
+    );
+    await addCluster(
+      'v0.7.12-reply',
+      { agent_version: 'v0.7.12' },
+      { answer: answerAsV0712 },
     );
     await addCluster(
       'ancient',
@@ -585,6 +611,32 @@ describe('live routes', () => {
       const [request] = askedLogs('old');
       expect(request?.timestamps).toBe(false);
       expect(request?.since_time).toBeUndefined();
+    });
+    it("serves a v0.7.12 agent's own reply, which has no timestamps field, unstamped with a note", async () => {
+      // Act
+      const response = await get(
+        OPERATOR,
+        'v0.7.12-reply',
+        'logs',
+        'namespace=icx&pod=p',
+      );
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({
+        namespace: 'icx',
+        pod: 'p',
+        container: 'app',
+        timestamps: false,
+        truncated: false,
+        notes: [UNSTAMPED_NOTE],
+        observed_at: observedAt,
+        lines: [
+          { ts: null, text: 'starting server on :8080' },
+          { ts: null, text: 'token=[REDACTED] ready' },
+        ],
+      });
+      expect(askedLogs('v0.7.12-reply')).toHaveLength(1);
     });
   });
 

@@ -305,6 +305,99 @@ describe('webhook sources and the webhook route', () => {
     expect(await deploys(client.clientId)).toEqual([]);
   });
 
+  it('authenticates before it reads the query string: a secret in the query is a 401, a parameter after a good secret a 400', async () => {
+    // Prepare
+    const source = await addWebhookSource(database.db, {
+      clientSlug: tenant.clientSlug,
+      kind: 'argocd',
+    });
+    const body = fixture('argocd-sync-succeeded.json');
+
+    // Act
+    const inQuery = await post(
+      `${source.id}?secret=${encodeURIComponent(source.secret)}`,
+      body,
+      { 'content-type': 'application/json' },
+    );
+    const wrongWithQuery = await post(`${source.id}?debug=1`, body, json('x'));
+    const goodWithQuery = await post(
+      `${source.id}?debug=1`,
+      body,
+      json(source.secret),
+    );
+
+    // Assess
+    for (const answer of [inQuery, wrongWithQuery]) {
+      expect(answer).toEqual({
+        status: 401,
+        body: {
+          error: {
+            code: 'unauthorized',
+            message: 'missing or invalid webhook credentials',
+          },
+        },
+      });
+    }
+    expect([goodWithQuery.status, goodWithQuery.body.error.code]).toEqual([
+      400,
+      'bad_request',
+    ]);
+    expect(await deploys(tenant.clientId)).toEqual([]);
+  });
+
+  it("names a refused label by its map, never by the sender's own key", async () => {
+    // Prepare
+    const source = await addWebhookSource(database.db, {
+      clientSlug: tenant.clientSlug,
+      kind: 'alertmanager',
+    });
+    const hostileKey = "' OR 1=1-- \u202e";
+    const alert = {
+      status: 'firing',
+      labels: { alertname: 'X' },
+      startsAt: '2026-03-01T10:00:00Z',
+    };
+    const group = (extra: object) =>
+      JSON.stringify({
+        groupKey: '{}:{alertname="X"}',
+        status: 'firing',
+        alerts: [alert],
+        ...extra,
+      });
+
+    // Act
+    const answers = [
+      await post(
+        source.id,
+        group({ groupLabels: { [hostileKey]: 'a\u0000b' } }),
+        json(source.secret),
+      ),
+      await post(
+        source.id,
+        group({ commonLabels: { [hostileKey]: 17 } }),
+        json(source.secret),
+      ),
+      await post(
+        source.id,
+        group({ groupLabels: { [`${hostileKey}${'k'.repeat(400)}`]: 'v' } }),
+        json(source.secret),
+      ),
+    ];
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([422, 422, 422]);
+    expect(answers.map((answer) => answer.body.error.details)).toEqual([
+      { field: 'groupLabels.<key>' },
+      { field: 'commonLabels.<key>' },
+      { field: 'groupLabels.<key>' },
+    ]);
+    for (const answer of answers) {
+      const text = JSON.stringify(answer.body);
+      expect(text).not.toContain('OR 1=1');
+      expect(text).not.toContain('kkkk');
+    }
+  });
+
   it('refuses a body over 1 MiB with 413, one not JSON with 400, another media type with 415', async () => {
     // Prepare
     const source = await addWebhookSource(database.db, {

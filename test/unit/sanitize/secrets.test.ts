@@ -327,6 +327,11 @@ const redacted: Row[] = [
   ['JWT', 'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln', `jwt ${R}`],
   ['Slack xoxb-', 'tok xoxb-1234-5678-abcdef', `tok ${R}`],
   ['Slack xoxp-', 'xoxp-572370529330-573807301142', R],
+  [
+    'Slack bot token in a name',
+    'deployment "xoxb-2364781095-2364781095123-AbCdEf"',
+    `deployment "${R}"`,
+  ],
   ['AWS AKIA', 'id AKIAIOSFODNN7EXAMPLE used', `id ${R} used`],
   ['AWS ASIA', 'ASIAIOSFODNN7EXAMPL2', R],
   ['Vault hvs.', 'hvs.CAESIJ1234567890abcdefghijkl', R],
@@ -362,6 +367,12 @@ const survivors: [string, string][] = [
   ['ambiguous session=disabled', 'session=disabled'],
   ['ambiguous --auth true', 'app --auth true'],
   ['look-alike token_count', 'token_count=5'],
+  // A Slack token's first group is digits; a name that starts with xoxb- is a name.
+  [
+    'workload named xoxb-notifier',
+    'deployment "xoxb-notifier" scaled to 3 replicas',
+  ],
+  ['workload named xoxp-relay-7', 'Scaled up replica set xoxp-relay-7c9f to 2'],
   ['look-alike tokenCount', 'tokenCount: 7'],
   ['look-alike auth_method', 'auth_method: oidc'],
   ['look-alike password_policy', 'password_policy: strict'],
