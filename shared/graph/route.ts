@@ -41,7 +41,9 @@ export const graphQuery = {
       limit: integerIn('limit', 1, GRAPH_MAX_LIMIT).optional(),
     })
     .superRefine((query, ctx) => {
-      const namespaced = GRAPH_KINDS[query.kind as GraphRootKind].namespaced;
+      // A bad kind was already refused by its own field.
+      const namespaced = GRAPH_KINDS[query.kind as GraphRootKind]?.namespaced;
+      if (namespaced === undefined) return;
       if (namespaced && query.namespace === undefined) {
         ctx.addIssue({
           code: 'custom',

@@ -87,12 +87,8 @@ interface Visited {
 /** The statements of each relation and direction, built once. */
 const STATEMENTS = new Map<string, string>();
 
-function statementFor(
-  relation: RelationName,
-  links: readonly Link[],
-  direction: Direction,
-): string {
-  const key = `${relation}:${direction}:${links.map((l) => l.to.join()).join('|')}`;
+function statementFor(links: readonly Link[], direction: Direction): string {
+  const key = `${direction}:${links.map((l) => LINKS.indexOf(l)).join()}`;
   let sql = STATEMENTS.get(key);
   if (sql === undefined) {
     sql = relationSql(links, direction);
@@ -134,7 +130,7 @@ export async function readGraph(
           .map((v) => v.rowId);
         const rows = await query<RelationRow>(
           db,
-          statementFor(relation, active, direction),
+          statementFor(active, direction),
           [clusterId, sources, request.limit],
         );
         let missed = Math.max(0, (rows[0]?.total ?? 0) - rows.length);
