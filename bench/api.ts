@@ -62,7 +62,14 @@ import { listNodeCapacity } from '../shared/inventory/nodes.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
-import { benchDatabase, median, ms, percentile } from './common.ts';
+import {
+  benchDatabase,
+  createBenchTenants,
+  median,
+  ms,
+  percentile,
+  type BenchTenant as Tenant,
+} from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -101,33 +108,7 @@ function pick<T>(items: readonly T[]): T {
 
 // ------------------------------------------------------------------ seed
 
-interface Tenant {
-  clientSlug: string;
-  envSlug: string;
-}
-
-async function createTenants(db: Db): Promise<Tenant[]> {
-  const tenants: Tenant[] = [];
-  for (const client of CLIENTS) {
-    await query(
-      db,
-      `insert into clients (slug, name) values ($1, $1)
-       on conflict do nothing`,
-      [client],
-    );
-    for (const env of ENVIRONMENTS) {
-      await query(
-        db,
-        `insert into environments (client_id, slug, name)
-         select id, $2, $2 from clients where slug = $1
-         on conflict do nothing`,
-        [client, env],
-      );
-      tenants.push({ clientSlug: client, envSlug: env });
-    }
-  }
-  return tenants;
-}
+const createTenants = (db: Db) => createBenchTenants(db, CLIENTS, ENVIRONMENTS);
 
 /** Syncs CLUSTERS generated medium inventories; returns each sync's ms. */
 async function seed(db: Db, tenants: readonly Tenant[]): Promise<number[]> {

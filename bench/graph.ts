@@ -32,7 +32,13 @@ import { readGraph } from '../shared/graph/walk.ts';
 import { listHosts } from '../shared/hosts/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { type Inventory, parseInventory } from '../shared/wire/inventory.ts';
-import { benchDatabase, median, percentile } from './common.ts';
+import {
+  benchDatabase,
+  createBenchTenants,
+  median,
+  percentile,
+  type BenchTenant as Tenant,
+} from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 100_000);
@@ -48,33 +54,6 @@ const ENVIRONMENTS = ['production', 'staging'];
 const HOT = 'hot';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-interface Tenant {
-  clientSlug: string;
-  envSlug: string;
-}
-
-async function createTenants(db: Db): Promise<Tenant[]> {
-  const tenants: Tenant[] = [];
-  for (const client of CLIENTS) {
-    await query(
-      db,
-      'insert into clients (slug, name) values ($1, $1) on conflict do nothing',
-      [client],
-    );
-    for (const env of ENVIRONMENTS) {
-      await query(
-        db,
-        `insert into environments (client_id, slug, name)
-         select id, $2, $2 from clients where slug = $1
-         on conflict do nothing`,
-        [client, env],
-      );
-      tenants.push({ clientSlug: client, envSlug: env });
-    }
-  }
-  return tenants;
-}
 
 function inventoryOf(index: number, tenant: Tenant, agentId: string) {
   return generateInventory({
@@ -405,7 +384,7 @@ async function main(): Promise<void> {
     if (!REUSE || clusters !== CLUSTERS + 1) {
       log(`seeding ${CLUSTERS} medium clusters and the hot one…`);
       const started = performance.now();
-      await seed(db, await createTenants(db));
+      await seed(db, await createBenchTenants(db, CLIENTS, ENVIRONMENTS));
       log(`seeding ${HOSTS} hosts…`);
       await seedHosts(db);
       log(`seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -78,8 +78,11 @@ const WORKLOADS = WORKLOAD_KINDS;
 export function selectorMatches(selector: string, labels: string): string {
   const key = `(x->>'key')`;
   const inValues = `(${labels} ? ${key} and coalesce(x->'values', '[]'::jsonb) ? (${labels}->>${key}))`;
-  return `(${labels} @> (case when jsonb_typeof(${selector}->'matchLabels') = 'object'
-                        then ${selector}->'matchLabels' else '{}'::jsonb end)
+  // Written as a CASE so that an empty matchLabels (`@> '{}'`, true for
+  // every row) never becomes a scan of the whole labels GIN index: the
+  // pods are bounded by their namespace instead.
+  return `((case when jsonb_typeof(${selector}->'matchLabels') = 'object'
+               then ${labels} @> (${selector}->'matchLabels') else true end)
     and not exists (
       select 1 from jsonb_array_elements(
         case when jsonb_typeof(${selector}->'matchExpressions') = 'array'
@@ -245,19 +248,20 @@ export const LINKS: readonly Link[] = [
           and g.namespace = f.namespace
           and g.name = ep->'target_ref'->>'name'
         where f.cluster_id = $1 and ep->'target_ref'->>'kind' = 'Pod'`,
-      // From a pod: its slices through the endpoints' GIN index, then its
-      // own endpoint in each.
-      backward: `from k8s_pods g
-        join k8s_endpoint_slices f on f.cluster_id = g.cluster_id
-          and f.namespace = g.namespace
-          and f.endpoints @> jsonb_build_array(jsonb_build_object(
-                'target_ref', jsonb_build_object('kind', 'Pod', 'name', g.name)))
-        cross join lateral (
-          select e as ep from jsonb_array_elements(f.endpoints) e
-          where e->'target_ref'->>'kind' = 'Pod'
-            and e->'target_ref'->>'name' = g.name
-          limit 1) m
-        where g.cluster_id = $1`,
+      // From pods: the slices of their namespaces, each unnested once and
+      // joined to the pods by name. Per pod through the endpoints' GIN
+      // index would be one index probe per pod (and per cluster whose pods
+      // share the name); per (pod, slice) pair, every slice unnested once
+      // for each pod (368 ms for 200 pods of a 1,000-endpoint service).
+      backward: `from (select distinct p.cluster_id, p.namespace from k8s_pods p
+                       where p.cluster_id = $1 and p.id = any($2::uuid[])) ns
+        join k8s_endpoint_slices f on f.cluster_id = ns.cluster_id
+          and f.namespace = ns.namespace
+        cross join lateral jsonb_array_elements(f.endpoints) ep
+        join k8s_pods g on g.cluster_id = f.cluster_id
+          and g.namespace = f.namespace
+          and g.name = ep->'target_ref'->>'name'
+        where ep->'target_ref'->>'kind' = 'Pod'`,
     },
     attrs: `jsonb_build_object('ready', (ep->>'ready')::boolean)`,
   },

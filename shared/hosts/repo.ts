@@ -11,7 +11,13 @@ import { z } from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
-import { type Db, type Queryable, query, queryMaybeOne } from '../db/pool.ts';
+import {
+  type Db,
+  type Queryable,
+  query,
+  queryMaybeOne,
+  queryOne,
+} from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../http/ids.ts';
 import {
@@ -77,48 +83,35 @@ export async function listHosts(
   if (filter.pql !== undefined) {
     where.push(compilePql(parsePql(filter.pql), params));
   }
+  const condition = where.join(' and ');
+  const matching = `from hosts h
+       left join environments e on e.id = h.environment_id
+       where ${condition}`;
+  // The count is its own statement: a window count over the page query
+  // would make it read every match before its first row.
+  const counted = await queryOne<{ total: number }>(
+    db,
+    `select count(*)::int as total ${matching}`,
+    params.values,
+  );
   const limit = params.add(filter.paging.perPage);
   const offset = params.add(offsetOf(filter.paging));
-  const rows = await query<HostRecord & { total: number }>(
+  const rows = await query<HostRecord>(
     db,
-    `with matched as (
-       select h.id, lower(h.hostname) as sort_name,
-              count(*) over () as total
-       from hosts h
-       left join environments e on e.id = h.environment_id
-       where ${where.join(' and ')}
+    `with page as (
+       select h.id, lower(h.hostname) as sort_name ${matching}
        order by lower(h.hostname), h.id
        limit ${limit} offset ${offset}
      )
-     select ${HOST_COLUMNS}, m.total
-     from matched m join hosts h on h.id = m.id
-     order by m.sort_name, m.id`,
+     select ${HOST_COLUMNS}
+     from page p join hosts h on h.id = p.id
+     order by p.sort_name, p.id`,
     params.values,
   );
-  const total =
-    rows[0]?.total ??
-    (filter.paging.page > 1 ? await countHosts(db, where, params) : 0);
   return {
-    items: rows.map(({ total: _, ...row }) => hostRecord.parse(row)),
-    meta: pageMeta(total, filter.paging),
+    items: rows.map((row) => hostRecord.parse(row)),
+    meta: pageMeta(counted.total, filter.paging),
   };
-}
-
-/** The match count when the page is past the end (no row carried it). */
-async function countHosts(
-  db: Queryable,
-  where: string[],
-  params: SqlParams,
-): Promise<number> {
-  const row = await queryMaybeOne<{ total: number }>(
-    db,
-    `select count(*)::int as total from hosts h
-     left join environments e on e.id = h.environment_id
-     where ${where.join(' and ')}`,
-    // The page's limit and offset come last and are not referenced here.
-    params.values.slice(0, -2),
-  );
-  return row?.total ?? 0;
 }
 
 const GET_HOST_SQL = `select ${HOST_COLUMNS} from hosts h where h.id = $1`;
