@@ -68,6 +68,7 @@ import {
   median,
   ms,
   percentile,
+  planSummary,
   type BenchTenant as Tenant,
 } from './common.ts';
 
@@ -342,25 +343,7 @@ interface PlanSummary {
   executionMs: string;
 }
 
-function summarize(plan: readonly string[]): PlanSummary {
-  const indexes = new Set<string>();
-  const seqScans = new Set<string>();
-  for (const line of plan) {
-    const index =
-      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
-        line,
-      );
-    const name = index?.[1] ?? index?.[2];
-    if (name) indexes.add(name);
-    const seq = /Seq Scan on (\S+)/.exec(line);
-    if (seq?.[1]) seqScans.add(seq[1]);
-  }
-  const executionMs =
-    plan
-      .find((l) => l.startsWith('Execution Time'))
-      ?.replace('Execution Time: ', '') ?? '?';
-  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
-}
+const summarize = (plan: readonly string[]): PlanSummary => planSummary(plan);
 
 async function explainReads(db: Db, clusterIds: readonly string[]) {
   const recorded: Recorded[] = [];

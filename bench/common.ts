@@ -161,3 +161,28 @@ export async function createBenchTenants(
   }
   return tenants;
 }
+
+/** What a plan (EXPLAIN ANALYZE lines) used: indexes, seq scans, its time. */
+export function planSummary(plan: readonly string[]): {
+  indexes: string[];
+  seqScans: string[];
+  executionMs: string;
+} {
+  const indexes = new Set<string>();
+  const seqScans = new Set<string>();
+  for (const line of plan) {
+    const index =
+      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
+        line,
+      );
+    const name = index?.[1] ?? index?.[2];
+    if (name) indexes.add(name);
+    const seq = /Seq Scan on (\S+)/.exec(line);
+    if (seq?.[1]) seqScans.add(seq[1]);
+  }
+  const executionMs =
+    plan
+      .find((l) => l.startsWith('Execution Time'))
+      ?.replace('Execution Time: ', '') ?? '?';
+  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
+}

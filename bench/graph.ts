@@ -37,6 +37,7 @@ import {
   createBenchTenants,
   median,
   percentile,
+  planSummary,
   type BenchTenant as Tenant,
 } from './common.ts';
 
@@ -348,23 +349,11 @@ async function explainAll(db: Db, list: readonly Scenario[]): Promise<void> {
         entry.values,
       )
     ).map((r) => r['QUERY PLAN']);
-    const indexes = new Set<string>();
-    const seqScans = new Set<string>();
-    for (const line of plan) {
-      const index =
-        /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
-          line,
-        );
-      const name = index?.[1] ?? index?.[2];
-      if (name) indexes.add(name);
-      const seq = /Seq Scan on (\S+)/.exec(line);
-      if (seq?.[1]) seqScans.add(seq[1]);
-    }
-    const bigSeq = [...seqScans].filter((t) => big.has(t));
-    const time = plan.find((l) => l.startsWith('Execution Time')) ?? '';
+    const { indexes, seqScans, executionMs } = planSummary(plan);
+    const bigSeq = seqScans.filter((t) => big.has(t));
     const first = entry.text.replace(/\s+/g, ' ').trim().slice(0, 70);
     log(
-      `- ${entry.label}: ${time.replace('Execution Time: ', '')} | ${first}…\n    indexes: ${[...indexes].join(', ') || 'none'}${bigSeq.length > 0 ? `\n    SEQ SCAN OF A BIG TABLE: ${bigSeq.join(', ')}` : ''}`,
+      `- ${entry.label}: ${executionMs} ms | ${first}…\n    indexes: ${indexes.join(', ') || 'none'}${bigSeq.length > 0 ? `\n    SEQ SCAN OF A BIG TABLE: ${bigSeq.join(', ')}` : ''}`,
     );
   }
 }

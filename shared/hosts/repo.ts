@@ -28,6 +28,7 @@ import {
 } from '../http/paging.ts';
 import { compilePql } from '../pql/compile.ts';
 import { parsePql } from '../pql/parse.ts';
+import { findTenantIds } from '../tenancy/tenants.ts';
 
 const hostNodeRecord = z.object({
   cluster_id: z.string(),
@@ -153,12 +154,6 @@ export interface HostListing {
   linkedNodes: number;
 }
 
-const FIND_TENANT = `
-  select c.id as client_id, e.id as environment_id
-  from clients c
-  left join environments e on e.client_id = c.id and e.slug = $2
-  where c.slug = $1`;
-
 const INSERT_HOST = `
   insert into hosts (client_id, environment_id, hostname, ip_address, os)
   values ($1, $2, $3, $4::inet, $5)
@@ -191,19 +186,10 @@ export async function addHost(
   if (input.os !== undefined && (input.os === '' || input.os.length > 200)) {
     throw new ValidationError('os: must be 1-200 characters');
   }
-  const tenant = await queryMaybeOne<{
-    client_id: string;
-    environment_id: string | null;
-  }>(db, FIND_TENANT, [input.clientSlug, input.envSlug]);
-  if (!tenant) throw new NotFoundError(`client: no client ${input.clientSlug}`);
-  if (tenant.environment_id === null) {
-    throw new NotFoundError(
-      `environment: client ${input.clientSlug} has no environment ${input.envSlug}`,
-    );
-  }
+  const tenant = await findTenantIds(db, input.clientSlug, input.envSlug);
   const rows = await query<{ id: string }>(db, INSERT_HOST, [
-    tenant.client_id,
-    tenant.environment_id,
+    tenant.clientId,
+    tenant.environmentId,
     input.hostname,
     input.ip ?? null,
     input.os ?? null,
