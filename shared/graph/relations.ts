@@ -1,10 +1,10 @@
 /**
  * The relations between stored objects (issue 32's table), each as SQL over
  * two aliases: `f`, the object at the edge's `from` end, and `g`, the one at
- * its `to` end. A walk asks each relation both ways from a whole frontier
- * at once (`$2`, the frontier's row ids; `$1`, the cluster), so one hop is
- * at most two statements per relation, never one per object; relationSql
- * bounds what each reads (MAX_MATCHES) and returns.
+ * its `to` end. A walk asks every relation both ways from a whole frontier
+ * at once (`$2`, the frontier's row ids; `$1`, the cluster), all in one
+ * statement per hop (hopSql), never one per object; each relation's part
+ * is bounded in what it reads (MAX_MATCHES) and returns.
  *
  * | relation      | from → to                                   | stored as                        |
  * |---------------|---------------------------------------------|----------------------------------|
@@ -327,38 +327,59 @@ export const LINKS: readonly Link[] = [
   ...contains,
 ];
 
-/** At most this many matches of one statement are read (and counted). */
+/** At most this many matches of one relation are read (and counted). */
 export const MAX_MATCHES = 10_000;
 
 export type Direction = 'forward' | 'backward';
 
-/**
- * One statement for `links` (one relation) in one direction: `$1` the
- * cluster, `$2` the frontier's row ids, `$3` the rows to return. Each row
- * is `src` (the frontier's end), the far end's node columns, `attrs` and
- * `total`, the matches counted up to MAX_MATCHES + 1 (the part past the
- * returned rows is what the limit left out).
- */
-export function relationSql(
-  links: readonly Link[],
-  direction: Direction,
-): string {
-  const parts = links.map((link) => {
-    const join =
-      typeof link.join === 'string' ? link.join : link.join[direction];
-    const [far, farAlias, nearAlias] =
-      direction === 'forward' ? [link.to, 'g', 'f'] : [link.from, 'f', 'g'];
-    return `select ${nearAlias}.id as src, ${nodeColumns(far[0] as GraphKind, farAlias)},
+/** One relation asked one way: the links whose near end the frontier has. */
+export interface HopGroup {
+  links: readonly Link[];
+  direction: Direction;
+}
+
+function groupSql(group: HopGroup): string {
+  const { direction } = group;
+  return group.links
+    .map((link) => {
+      const join =
+        typeof link.join === 'string' ? link.join : link.join[direction];
+      const [near, far, farAlias, nearAlias] =
+        direction === 'forward'
+          ? [link.from, link.to, 'g', 'f']
+          : [link.to, link.from, 'f', 'g'];
+      return `select ${nearAlias}.id as src, ${nodeColumns(far[0] as GraphKind, farAlias)},
               ${link.attrs ?? 'null::jsonb'} as attrs
             ${join}
               and ${nearAlias}.id = any($2::uuid[])
+              and ${kindFilter(near, nearAlias)}
               and ${kindFilter(far, farAlias)}`;
-  });
-  return `with matched as (
-      select * from (${parts.join('\n      union all\n      ')}) u
-      limit ${MAX_MATCHES + 1})
-    select m.*, count(*) over ()::int as total
-    from matched m
-    order by m.kind, m.namespace nulls first, m.name, m.src
-    limit $3`;
+    })
+    .join('\n      union all\n      ');
+}
+
+/**
+ * One hop in one statement, so a hop is one round trip whatever the
+ * relations: `$1` the cluster, `$2` the frontier's row ids (each part keeps
+ * the ids of its own near kind), `$3` the rows kept per group. Each group
+ * (a relation asked one way) reads at most MAX_MATCHES + 1 matches, counts
+ * them (`total`: the part past the kept rows is what the limit left out)
+ * and keeps its first `$3` by kind, namespace and name; rows come back by
+ * group (`grp`, the index in `groups`), then in that order.
+ */
+export function hopSql(groups: readonly HopGroup[]): string {
+  const matched = groups.map(
+    (group, i) => `m${i} as (
+      select ${i} as grp, u.* from (${groupSql(group)}) u
+      limit ${MAX_MATCHES + 1})`,
+  );
+  return `with ${matched.join(',\n    ')}
+    select * from (
+      select m.*, count(*) over (partition by m.grp)::int as total,
+             row_number() over (partition by m.grp
+               order by m.kind, m.namespace nulls first, m.name, m.src) as rn
+      from (${groups.map((_, i) => `select * from m${i}`).join(' union all ')}) m
+    ) x
+    where x.rn <= $3
+    order by x.grp, x.rn`;
 }

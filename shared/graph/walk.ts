@@ -2,8 +2,9 @@
  * GET /api/v1/clusters/{clusterID}/graph: what an object is connected to.
  * A breadth-first walk from the root over the relations (relations.ts),
  * both ways, up to `depth` hops: each hop asks every relation that can
- * leave the frontier's kinds once for the whole frontier, so the read costs
- * at most two statements per relation per hop, whatever the objects.
+ * leave the frontier's kinds, for the whole frontier, in one statement, so
+ * the read costs one round trip per hop (plus the root's), whatever the
+ * objects and relations.
  *
  * `limit` counts nodes, root included. Nearer hops are kept first: a hop's
  * new objects are taken relation by relation (the table's order), each
@@ -22,12 +23,13 @@ import {
 } from './kinds.ts';
 import {
   type Direction,
+  type HopGroup,
+  hopSql,
   LINKS,
   type Link,
   MAX_MATCHES,
   RELATION_NAMES,
   type RelationName,
-  relationSql,
 } from './relations.ts';
 
 export interface GraphNode {
@@ -72,6 +74,7 @@ type NodeRow = {
 };
 
 type RelationRow = NodeRow & {
+  grp: number;
   src: string;
   attrs: Record<string, unknown> | null;
   total: number;
@@ -84,14 +87,16 @@ interface Visited {
   node: GraphNode;
 }
 
-/** The statements of each relation and direction, built once. */
+/** The statement of each set of groups a hop asked, built once. */
 const STATEMENTS = new Map<string, string>();
 
-function statementFor(links: readonly Link[], direction: Direction): string {
-  const key = `${direction}:${links.map((l) => LINKS.indexOf(l)).join()}`;
+function statementFor(groups: readonly HopGroup[]): string {
+  const key = groups
+    .map((g) => `${g.direction}:${g.links.map((l) => LINKS.indexOf(l))}`)
+    .join('|');
   let sql = STATEMENTS.get(key);
   if (sql === undefined) {
-    sql = relationSql(links, direction);
+    sql = hopSql(groups);
     STATEMENTS.set(key, sql);
   }
   return sql;
@@ -101,6 +106,28 @@ const LINKS_BY_RELATION = RELATION_NAMES.map(
   (relation) =>
     [relation, LINKS.filter((link) => link.relation === relation)] as const,
 );
+
+/** The relations, each way, that can leave this frontier on this hop. */
+function groupsOf(
+  frontier: readonly Visited[],
+  hop: number,
+): (HopGroup & { relation: RelationName })[] {
+  const kinds = new Set(frontier.map((v) => v.kind));
+  const groups: (HopGroup & { relation: RelationName })[] = [];
+  for (const [relation, links] of LINKS_BY_RELATION) {
+    for (const direction of ['forward', 'backward'] as const) {
+      const active = links.filter(
+        (link) =>
+          !(link.rootOnly && (direction === 'backward' || hop > 1)) &&
+          nearKinds(link, direction).some((kind) => kinds.has(kind)),
+      );
+      if (active.length > 0) {
+        groups.push({ relation, links: active, direction });
+      }
+    }
+  }
+  return groups;
+}
 
 export async function readGraph(
   db: Queryable,
@@ -115,48 +142,37 @@ export async function readGraph(
 
   for (let hop = 1; hop <= request.depth && frontier.length > 0; hop++) {
     const next: Visited[] = [];
-    for (const [relation, links] of LINKS_BY_RELATION) {
-      for (const direction of ['forward', 'backward'] as const) {
-        const active = links.filter(
-          (link) =>
-            !(link.rootOnly && (direction === 'backward' || hop > 1)) &&
-            frontier.some((v) => nearKinds(link, direction).includes(v.kind)),
-        );
-        if (active.length === 0) continue;
-        const sources = frontier
-          .filter((v) =>
-            active.some((link) => nearKinds(link, direction).includes(v.kind)),
-          )
-          .map((v) => v.rowId);
-        const rows = await query<RelationRow>(
-          db,
-          statementFor(active, direction),
-          [clusterId, sources, request.limit],
-        );
-        let missed = Math.max(0, (rows[0]?.total ?? 0) - rows.length);
-        const missedIds = new Set<string>();
-        for (const row of rows) {
-          let far = visited.get(row.id);
-          if (far === undefined) {
-            if (visited.size >= request.limit) {
-              missedIds.add(row.id);
-              continue;
-            }
-            far = visitedOf(row, clusterId);
-            visited.set(row.id, far);
-            next.push(far);
+    const groups = groupsOf(frontier, hop);
+    if (groups.length === 0) break;
+    const rows = await query<RelationRow>(db, statementFor(groups), [
+      clusterId,
+      frontier.map((v) => v.rowId),
+      request.limit,
+    ]);
+    groups.forEach(({ relation, direction }, grp) => {
+      const mine = rows.filter((row) => row.grp === grp);
+      let missed = Math.max(0, (mine[0]?.total ?? 0) - mine.length);
+      const missedIds = new Set<string>();
+      for (const row of mine) {
+        let far = visited.get(row.id);
+        if (far === undefined) {
+          if (visited.size >= request.limit) {
+            missedIds.add(row.id);
+            continue;
           }
-          const near = visited.get(row.src) as Visited;
-          const [from, to] =
-            direction === 'forward' ? [near, far] : [far, near];
-          addEdge(edges, relation, from, to, row.attrs);
+          far = visitedOf(row, clusterId);
+          visited.set(row.id, far);
+          next.push(far);
         }
-        missed += missedIds.size;
-        if (missed > 0) {
-          leftOut.set(relation, (leftOut.get(relation) ?? 0) + missed);
-        }
+        const near = visited.get(row.src) as Visited;
+        const [from, to] = direction === 'forward' ? [near, far] : [far, near];
+        addEdge(edges, relation, from, to, row.attrs);
       }
-    }
+      missed += missedIds.size;
+      if (missed > 0) {
+        leftOut.set(relation, (leftOut.get(relation) ?? 0) + missed);
+      }
+    });
     frontier = next;
   }
 
