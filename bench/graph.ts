@@ -353,7 +353,7 @@ async function explainAll(db: Db, list: readonly Scenario[]): Promise<void> {
     const bigSeq = seqScans.filter((t) => big.has(t));
     const first = entry.text.replace(/\s+/g, ' ').trim().slice(0, 70);
     log(
-      `- ${entry.label}: ${executionMs} ms | ${first}…\n    indexes: ${indexes.join(', ') || 'none'}${bigSeq.length > 0 ? `\n    SEQ SCAN OF A BIG TABLE: ${bigSeq.join(', ')}` : ''}`,
+      `- ${entry.label}: ${executionMs} | ${first}…\n    indexes: ${indexes.join(', ') || 'none'}${bigSeq.length > 0 ? `\n    SEQ SCAN OF A BIG TABLE: ${bigSeq.join(', ')}` : ''}`,
     );
   }
 }
