@@ -31,14 +31,6 @@ export type GraphRootKind = (typeof GRAPH_ROOT_KINDS)[number];
 /** A CMDB host is drawn too, reached from its node only. */
 export type GraphKind = GraphRootKind | 'Host';
 
-/** The kinds k8s_workloads holds that the graph draws. */
-export const WORKLOAD_KINDS = [
-  'Deployment',
-  'StatefulSet',
-  'DaemonSet',
-  'Rollout',
-] as const;
-
 interface KindDefinition {
   table: string;
   namespaced: boolean;

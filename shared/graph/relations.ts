@@ -22,12 +22,12 @@
  * | manages       | Application → its resources                 | argocd_application_resources     |
  * | contains      | Namespace → its objects (root, first hop)   | namespace                        |
  */
+import { WORKLOAD_KINDS } from '../events/workload-match.ts';
 import {
   GRAPH_KINDS,
   type GraphKind,
   kindFilter,
   nodeColumns,
-  WORKLOAD_KINDS,
 } from './kinds.ts';
 
 export const RELATION_NAMES = [
