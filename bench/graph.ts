@@ -49,6 +49,8 @@ const REUSE = process.env.BENCH_REUSE === '1';
 const KEEP = REUSE || process.env.BENCH_KEEP === '1';
 const TARGET_P99_MS = 50;
 const BIG_TABLE_ROWS = 10_000;
+/** Plans of statements slower than this are printed whole. */
+const SLOW_PLAN_MS = Number(process.env.BENCH_SLOW_PLAN_MS ?? 20);
 
 const CLIENTS = ['acme', 'globex', 'initech', 'umbrella'];
 const ENVIRONMENTS = ['production', 'staging'];
@@ -350,6 +352,10 @@ async function explainAll(db: Db, list: readonly Scenario[]): Promise<void> {
       )
     ).map((r) => r['QUERY PLAN']);
     const { indexes, seqScans, executionMs } = planSummary(plan);
+    // A slow statement's whole plan, to see where its time went.
+    if (Number.parseFloat(executionMs) > SLOW_PLAN_MS) {
+      log(plan.map((line) => `      ${line}`).join('\n'));
+    }
     const bigSeq = seqScans.filter((t) => big.has(t));
     const first = entry.text.replace(/\s+/g, ' ').trim().slice(0, 70);
     log(
