@@ -62,7 +62,15 @@ import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { generateInventory } from '../test/fixtures/generate.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
-import { benchDatabase, median, ms, percentile } from './common.ts';
+import {
+  benchDatabase,
+  createBenchTenants,
+  median,
+  ms,
+  percentile,
+  planSummary,
+  type BenchTenant as Tenant,
+} from './common.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -101,33 +109,7 @@ function pick<T>(items: readonly T[]): T {
 
 // ------------------------------------------------------------------ seed
 
-interface Tenant {
-  clientSlug: string;
-  envSlug: string;
-}
-
-async function createTenants(db: Db): Promise<Tenant[]> {
-  const tenants: Tenant[] = [];
-  for (const client of CLIENTS) {
-    await query(
-      db,
-      `insert into clients (slug, name) values ($1, $1)
-       on conflict do nothing`,
-      [client],
-    );
-    for (const env of ENVIRONMENTS) {
-      await query(
-        db,
-        `insert into environments (client_id, slug, name)
-         select id, $2, $2 from clients where slug = $1
-         on conflict do nothing`,
-        [client, env],
-      );
-      tenants.push({ clientSlug: client, envSlug: env });
-    }
-  }
-  return tenants;
-}
+const createTenants = (db: Db) => createBenchTenants(db, CLIENTS, ENVIRONMENTS);
 
 /** Syncs CLUSTERS generated medium inventories; returns each sync's ms. */
 async function seed(db: Db, tenants: readonly Tenant[]): Promise<number[]> {
@@ -361,25 +343,7 @@ interface PlanSummary {
   executionMs: string;
 }
 
-function summarize(plan: readonly string[]): PlanSummary {
-  const indexes = new Set<string>();
-  const seqScans = new Set<string>();
-  for (const line of plan) {
-    const index =
-      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
-        line,
-      );
-    const name = index?.[1] ?? index?.[2];
-    if (name) indexes.add(name);
-    const seq = /Seq Scan on (\S+)/.exec(line);
-    if (seq?.[1]) seqScans.add(seq[1]);
-  }
-  const executionMs =
-    plan
-      .find((l) => l.startsWith('Execution Time'))
-      ?.replace('Execution Time: ', '') ?? '?';
-  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
-}
+const summarize = (plan: readonly string[]): PlanSummary => planSummary(plan);
 
 async function explainReads(db: Db, clusterIds: readonly string[]) {
   const recorded: Recorded[] = [];

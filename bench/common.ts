@@ -128,3 +128,61 @@ export async function postgresCpuMs(db: Db): Promise<number | undefined> {
   // None readable: the server is not on this machine.
   return read === 0 ? undefined : ticks * 10; // USER_HZ = 100
 }
+
+export interface BenchTenant {
+  clientSlug: string;
+  envSlug: string;
+}
+
+/** Every client with every environment (idempotent); the pairs in order. */
+export async function createBenchTenants(
+  db: Db,
+  clients: readonly string[],
+  environments: readonly string[],
+): Promise<BenchTenant[]> {
+  const tenants: BenchTenant[] = [];
+  for (const client of clients) {
+    await query(
+      db,
+      `insert into clients (slug, name) values ($1, $1)
+       on conflict do nothing`,
+      [client],
+    );
+    for (const env of environments) {
+      await query(
+        db,
+        `insert into environments (client_id, slug, name)
+         select id, $2, $2 from clients where slug = $1
+         on conflict do nothing`,
+        [client, env],
+      );
+      tenants.push({ clientSlug: client, envSlug: env });
+    }
+  }
+  return tenants;
+}
+
+/** What a plan (EXPLAIN ANALYZE lines) used: indexes, seq scans, its time. */
+export function planSummary(plan: readonly string[]): {
+  indexes: string[];
+  seqScans: string[];
+  executionMs: string;
+} {
+  const indexes = new Set<string>();
+  const seqScans = new Set<string>();
+  for (const line of plan) {
+    const index =
+      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
+        line,
+      );
+    const name = index?.[1] ?? index?.[2];
+    if (name) indexes.add(name);
+    const seq = /Seq Scan on (\S+)/.exec(line);
+    if (seq?.[1]) seqScans.add(seq[1]);
+  }
+  const executionMs =
+    plan
+      .find((l) => l.startsWith('Execution Time'))
+      ?.replace('Execution Time: ', '') ?? '?';
+  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
+}

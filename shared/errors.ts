@@ -31,6 +31,11 @@ export class InvalidParamError extends ValidationError {
   override readonly code = 'invalid_param';
 }
 
+/** A PQL expression that does not parse or names an unknown field (400 invalid_pql). */
+export class InvalidPqlError extends ValidationError {
+  override readonly code = 'invalid_pql';
+}
+
 export class UnauthorizedError extends DomainError {
   override readonly status = 401;
   override readonly code = 'unauthorized';

@@ -233,6 +233,11 @@ export function privilegeStatements(database: string, prefix = ''): string[] {
     // (its disabled_at, nothing else).
     `grant select, insert on webhook_sources to ${g.tenancy}`,
     `grant update (disabled_at) on webhook_sources to ${g.tenancy}`,
+    // The admin's host commands (shared/hosts/repo.ts): add, list with
+    // each host's count of linked nodes (their host_id only), and remove
+    // (the nodes' link is cleared by the FK, as the table owner).
+    `grant select, insert, delete on hosts to ${g.tenancy}`,
+    `grant select (host_id) on k8s_nodes to ${g.tenancy}`,
 
     // ingest (bridge): the refused messages, write-only.
     `grant insert on ingest_rejections to ${g.ingest}`,

@@ -8,6 +8,7 @@
 export const ERROR_STATUS = {
   bad_request: 400,
   invalid_param: 400,
+  invalid_pql: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

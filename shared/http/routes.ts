@@ -76,6 +76,8 @@ import {
 } from '../changes/what-changed-route.ts';
 import { clusterListQuery } from '../clusters/list-query.ts';
 import { timelineRouteQuery } from '../events/timeline-route.ts';
+import { graphQuery } from '../graph/route.ts';
+import { hostListQuery } from '../hosts/route.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
@@ -362,6 +364,34 @@ export const routes = [
     query: timelineRouteQuery,
     rateLimit: 'events-timeline',
     failures: ['events_backend_unavailable', 'events_backend_timeout'],
+  }),
+  route({
+    name: 'get-cluster-graph',
+    method: 'GET',
+    path: `${cluster}/graph`,
+    summary:
+      'What one stored object is connected to: its relations, both ways, up to three hops',
+    access: clusterRead,
+    query: graphQuery,
+  }),
+  route({
+    name: 'list-hosts',
+    method: 'GET',
+    path: '/api/v1/hosts',
+    summary:
+      "The CMDB hosts inside the caller's assets:read scope, filtered by PQL, with their k8s nodes",
+    access: { shape: 'gate', permission: assets },
+    query: hostListQuery,
+    failures: ['invalid_pql'],
+  }),
+  route({
+    name: 'get-host',
+    method: 'GET',
+    path: '/api/v1/hosts/{hostID}',
+    summary:
+      "One CMDB host inside the caller's assets:read scope, with its k8s nodes",
+    access: { shape: 'gate', permission: assets },
+    query: NO_PARAMETERS,
   }),
   route({
     name: 'get-cluster-metrics',

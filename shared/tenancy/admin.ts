@@ -12,13 +12,27 @@
  *   {"command":"webhook-list","client":"acme"}
  *   {"command":"webhook-disable","id":"<source id>"}
  *
- * (`webhook-add` returns the secret, this once; `webhook-list` never does.) An unknown key is refused rather than ignored, so a
+ * (`webhook-add` returns the secret, this once; `webhook-list` never does.)
+ * CMDB hosts, as `npm run host` manages them (nodes link to a new host on
+ * their cluster's next sync):
+ *
+ *   {"command":"host-add","client":"acme","environment":"production","hostname":"node-1","ip":"10.0.0.5","os":"Ubuntu 22.04"}
+ *   {"command":"host-list","client":"acme"}
+ *   {"command":"host-remove","id":"<host id>"}
+ *
+ * An unknown key is refused rather than ignored, so a
  * misspelt `environment` cannot widen a grant to the whole client.
  */
 import { z } from 'zod';
 import { ROLES } from '../auth/roles.ts';
 import type { Db } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
+import {
+  addHost,
+  type HostListing,
+  listAllHosts,
+  removeHost,
+} from '../hosts/repo.ts';
 import {
   addWebhookSource,
   disableWebhookSource,
@@ -73,6 +87,25 @@ const webhookDisableCommand = z.strictObject({
   id: text().min(1, 'must not be empty'),
 });
 
+const hostAddCommand = z.strictObject({
+  command: z.literal('host-add'),
+  client: slug,
+  environment: slug,
+  hostname: text().min(1, 'must not be empty'),
+  ip: text().min(1, 'must not be empty').optional(),
+  os: text().min(1, 'must not be empty').optional(),
+});
+
+const hostListCommand = z.strictObject({
+  command: z.literal('host-list'),
+  client: slug.optional(),
+});
+
+const hostRemoveCommand = z.strictObject({
+  command: z.literal('host-remove'),
+  id: text().min(1, 'must not be empty'),
+});
+
 export const adminCommandSchema = z.discriminatedUnion(
   'command',
   [
@@ -81,11 +114,14 @@ export const adminCommandSchema = z.discriminatedUnion(
     webhookAddCommand,
     webhookListCommand,
     webhookDisableCommand,
+    hostAddCommand,
+    hostListCommand,
+    hostRemoveCommand,
   ],
   {
     error: (issue) =>
       issue.code === 'invalid_union'
-        ? 'must be "tenant" or "grant", or a webhook command ("webhook-add", "webhook-list", "webhook-disable")'
+        ? 'must be "tenant" or "grant", a webhook command ("webhook-add", "webhook-list", "webhook-disable") or a host command ("host-add", "host-list", "host-remove")'
         : 'the event must be a JSON object with a "command"',
   },
 );
@@ -97,7 +133,10 @@ export type AdminResult =
   | ({ command: 'grant' } & GrantResult)
   | ({ command: 'webhook-add' } & NewWebhookSource)
   | { command: 'webhook-list'; sources: WebhookSourceListing[] }
-  | { command: 'webhook-disable'; id: string; disabledAt: Date };
+  | { command: 'webhook-disable'; id: string; disabledAt: Date }
+  | { command: 'host-add'; id: string }
+  | { command: 'host-list'; hosts: HostListing[] }
+  | { command: 'host-remove'; id: string };
 
 /** The invocation's event as a command; a ValidationError listing every problem. */
 export function parseAdminCommand(event: unknown): AdminCommand {
@@ -143,6 +182,25 @@ export async function runAdminCommand(
   if (command.command === 'webhook-disable') {
     const disabled = await disableWebhookSource(db, command.id);
     return { command: 'webhook-disable', ...disabled };
+  }
+  if (command.command === 'host-add') {
+    const host = await addHost(db, {
+      clientSlug: command.client,
+      envSlug: command.environment,
+      hostname: command.hostname,
+      ip: command.ip,
+      os: command.os,
+    });
+    return { command: 'host-add', ...host };
+  }
+  if (command.command === 'host-list') {
+    return {
+      command: 'host-list',
+      hosts: await listAllHosts(db, command.client),
+    };
+  }
+  if (command.command === 'host-remove') {
+    return { command: 'host-remove', ...(await removeHost(db, command.id)) };
   }
   const grant = await grantRole(db, {
     email: command.email,

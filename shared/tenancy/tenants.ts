@@ -5,11 +5,12 @@
  */
 import {
   type Db,
+  type Queryable,
   queryMaybeOne,
   queryOne,
   withTransaction,
 } from '../db/pool.ts';
-import { ValidationError } from '../errors.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 
 export interface TenantInput {
   clientSlug: string;
@@ -85,4 +86,33 @@ export async function ensureTenant(
       environmentCreated: insertedEnv !== undefined,
     };
   });
+}
+
+const FIND_TENANT_IDS = `
+  select c.id as client_id, e.id as environment_id
+  from clients c
+  left join environments e on e.client_id = c.id and e.slug = $2
+  where c.slug = $1`;
+
+/**
+ * The ids of an existing client and environment, for the operator
+ * commands that attach something to them: a NotFoundError naming the
+ * field when either is missing.
+ */
+export async function findTenantIds(
+  db: Queryable,
+  clientSlug: string,
+  envSlug: string,
+): Promise<{ clientId: string; environmentId: string }> {
+  const row = await queryMaybeOne<{
+    client_id: string;
+    environment_id: string | null;
+  }>(db, FIND_TENANT_IDS, [clientSlug, envSlug]);
+  if (!row) throw new NotFoundError(`client: no client ${clientSlug}`);
+  if (row.environment_id === null) {
+    throw new NotFoundError(
+      `environment: client ${clientSlug} has no environment ${envSlug}`,
+    );
+  }
+  return { clientId: row.client_id, environmentId: row.environment_id };
 }

@@ -16,6 +16,7 @@ import {
   insertEnvironment,
   insertEvent,
   insertGrant,
+  insertHost,
   insertNamespace,
   insertNode,
   insertPod,
@@ -29,6 +30,8 @@ export interface WorldCluster {
   nodeId: string;
   workloadId: string;
   podId: string;
+  /** A CMDB host of the cluster's environment. */
+  hostId: string;
 }
 
 export interface World {
@@ -121,7 +124,12 @@ async function populate(
     namespace: 'shop',
     name: 'migrate',
   });
-  return { id, clientId, environmentId, nodeId, workloadId, podId };
+  const hostId = await insertHost(db, {
+    clientId,
+    environmentId,
+    hostname: `${name}-node-1`,
+  });
+  return { id, clientId, environmentId, nodeId, workloadId, podId, hostId };
 }
 
 /** The value of each route path parameter that names the cluster's rows. */
@@ -130,6 +138,7 @@ export function pathValuesOf(cluster: WorldCluster): Record<string, string> {
     clusterID: cluster.id,
     nodeID: cluster.nodeId,
     workloadID: cluster.workloadId,
+    hostID: cluster.hostId,
     id: cluster.clientId,
     envID: cluster.environmentId,
     query: 'cpu_by_node',

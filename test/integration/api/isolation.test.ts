@@ -112,6 +112,16 @@ const BY_KIND: Record<RouteKind, Record<GrantScenario, Expected>> = {
   },
 };
 
+/**
+ * Gate routes that read one object by id: the id names a row inside the
+ * caller's scope (200) or nothing (404), as a cluster route's cluster does.
+ */
+const SCOPED_OBJECT_ROUTES: Readonly<
+  Record<string, Record<GrantScenario, Expected>>
+> = {
+  'get-host': BY_KIND.cluster,
+};
+
 /** The least role holding one of the route's permissions. */
 function grantedRole(permissions: readonly Permission[]): Role {
   // A public route asks for none: any caller will do.
@@ -146,7 +156,7 @@ function expectedFor(
       // Undefined: every role holds the permission, so no caller can lack it.
       return roleWithout(permissions) ? { status: 403 } : undefined;
     default:
-      return BY_KIND[kind][scenario];
+      return (SCOPED_OBJECT_ROUTES[route.name] ?? BY_KIND[kind])[scenario];
   }
 }
 
@@ -174,6 +184,11 @@ const PAST_ACCESS: Readonly<
     query: '?namespace=shop&pod=web-1',
     status: 409,
     code: 'agent_too_old',
+  },
+  'get-cluster-graph': {
+    query: '?kind=Pod&namespace=shop&name=web-7d9f8b6c5d-x2k4p&depth=2',
+    status: 200,
+    code: '',
   },
   'get-cluster-metrics': {
     query: '?start=2026-05-01T10:00:00Z&end=2026-05-01T11:00:00Z',

@@ -13,9 +13,9 @@ import { handler as staleHandler } from '../../../functions/sweeps/stale-cluster
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { query, queryOne } from '../../../shared/db/pool.ts';
 import { setDb } from '../../../shared/db/process-pool.ts';
-import { generateInventory } from '../../fixtures/generate.ts';
 import { setLiveNatsTarget } from '../../../shared/live/nats.ts';
 import { syncInventory } from '../../../shared/sync/sync.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
 import { insertGrant } from '../../helpers/api-fixtures.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
