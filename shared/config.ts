@@ -9,7 +9,7 @@ import {
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
 } from './ingest/bridge/options.ts';
-import { UUID_PATTERN } from './wire/inventory.ts';
+import { UUID_PATTERN } from './ids.ts';
 import { DNS_LABEL } from './wire/subject.ts';
 
 const bool = z
