@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory|coldstart [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
  */
 import { existsSync } from 'node:fs';
 
@@ -14,6 +14,7 @@ const BENCHES = [
   'metrics',
   'collector',
   'memory',
+  'coldstart',
 ] as const;
 const name = process.argv[2];
 
