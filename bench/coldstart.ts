@@ -13,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -69,8 +69,10 @@ interface Subject {
 }
 
 /** The floor, bundled like the functions into a directory of its own. */
+const floorDir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
+
 async function floorSubject(): Promise<Subject> {
-  const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
+  const dir = floorDir;
   await build({
     entryPoints: [fromRoot('bench/coldstart-floor.ts')],
     outfile: join(dir, 'index.mjs'),
@@ -242,6 +244,7 @@ try {
     );
   }
 } finally {
+  rmSync(floorDir, { recursive: true, force: true });
   await stage.stop();
   await bench.close();
   // The database is gone, and with it the grants naming the run's roles;
