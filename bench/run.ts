@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory|graph [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory|graph|coldstart [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
  */
 import { existsSync } from 'node:fs';
 
@@ -15,6 +15,7 @@ const BENCHES = [
   'collector',
   'memory',
   'graph',
+  'coldstart',
 ] as const;
 const name = process.argv[2];
 

@@ -4,12 +4,12 @@
  * once, and pass what a domain function needs as arguments.
  */
 import { z } from 'zod';
+import { UUID_PATTERN } from './ids.ts';
 import {
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
 } from './ingest/bridge/options.ts';
-import { UUID_PATTERN } from './wire/inventory.ts';
 import { DNS_LABEL } from './wire/subject.ts';
 
 const bool = z

@@ -61,6 +61,22 @@ export interface ServiceFunctionProps {
   readonly commandHooks?: nodejs.ICommandHooks;
 }
 
+/**
+ * How every function is bundled (esbuild's own option names where they
+ * differ); the cold-start bench builds its floor bundle with the same.
+ */
+export const BUNDLE = {
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  // Some dependencies are CommonJS and call require(); an ESM bundle
+  // has none unless one is made.
+  banner:
+    "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  // The runtime ships the v3 SDK; pg's optional native binding is never
+  // installed.
+  external: ['@aws-sdk/*', 'pg-native'],
+} as const;
+
 export class ServiceFunction extends nodejs.NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
@@ -94,18 +110,13 @@ export class ServiceFunction extends nodejs.NodejsFunction {
       },
       bundling: {
         format: nodejs.OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        // Some dependencies are CommonJS and call require(); an ESM bundle
-        // has none unless one is made.
-        banner:
-          "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        target: BUNDLE.target,
+        mainFields: [...BUNDLE.mainFields],
+        banner: BUNDLE.banner,
         minify: true,
         sourceMap: true,
         sourcesContent: false,
-        // The runtime ships the v3 SDK; pg's optional native binding is
-        // never installed.
-        externalModules: ['@aws-sdk/*', 'pg-native'],
+        externalModules: [...BUNDLE.external],
         commandHooks: props.commandHooks,
       },
     });

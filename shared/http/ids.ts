@@ -1,7 +1,6 @@
 /** Path ids. A path id that is not a UUID names nothing: callers answer 404. */
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_PATTERN } from '../ids.ts';
 
 export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
+  return typeof value === 'string' && UUID_PATTERN.test(value);
 }

@@ -35,6 +35,7 @@
 
 import { z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
+import { UUID_PATTERN } from '../ids.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
 import { errorMap, formatIssues, formatPath } from './issues.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
@@ -652,9 +653,6 @@ export const collectionSchema = obj({
   events_truncated: orDefault(z.boolean(), () => false),
 });
 
-/** 8-4-4-4-12 hex, either case; both the body and the subject lower-case it. */
-export const UUID_PATTERN =
-  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const agentId = z
   .string()
   .regex(UUID_PATTERN, { error: 'expected a UUID' })

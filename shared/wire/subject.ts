@@ -4,7 +4,7 @@
  * it), so a subject that breaks a rule is refused, naming the rule.
  */
 import { RejectedInventoryError } from '../errors.ts';
-import { UUID_PATTERN } from './inventory.ts';
+import { UUID_PATTERN } from '../ids.ts';
 
 export interface InventorySubject {
   clientSlug: string;

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../infra/paths.ts';
+import { offlineEnvironment } from '../helpers/lambda-bundles.ts';
 import { assertEntryFilesExist } from './synth.ts';
 
 const PREFIX = 'k8s-inventory';
@@ -27,21 +28,6 @@ const ALL_STACKS = [
   'sweeps',
   'monitoring',
 ].map((s) => `${PREFIX}-${s}`);
-
-/** The environment minus anything that could reach an AWS account. */
-function offlineEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('AWS_') && !key.startsWith('CDK_')) env[key] = value;
-  }
-  const nowhere = join(tmpdir(), 'k8s-inventory-no-aws-config');
-  return {
-    ...env,
-    AWS_CONFIG_FILE: nowhere,
-    AWS_SHARED_CREDENTIALS_FILE: nowhere,
-    AWS_EC2_METADATA_DISABLED: 'true',
-  };
-}
 
 interface LambdaResource {
   Type: string;

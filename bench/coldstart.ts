@@ -1,0 +1,254 @@
+/**
+ * `npm run bench -- coldstart [--runs 10] [--only <substring>]`: the cold
+ * start of every Lambda function as built (the synthesized bundles, run as
+ * test/infra/bundles.test.ts runs them: Node 22, the template's environment,
+ * the login of its group role read from the Secrets Manager stand-in, TLS to
+ * PostgreSQL). Per function: the bundle's size, the time from spawning its
+ * process to the module loaded, and to the handler's first answer (import +
+ * first query), each the median of `--runs` fresh processes, beside a
+ * floor: a bundle of a handler that only runs `select 1` through pg
+ * (bench/coldstart-floor.ts), built with the same esbuild settings and
+ * connected the same way. Targets: an API function within 1.5× the floor,
+ * the sync within 3×. Results: bench/coldstart-results.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { BUNDLE } from '../infra/constructs/service-function.ts';
+import { fromRoot } from '../infra/paths.ts';
+import { GROUP_ROLES } from '../shared/db/roles.ts';
+import { routes } from '../shared/http/routes.ts';
+import {
+  buildWorld,
+  callerEmail,
+  pathValuesOf,
+} from '../test/helpers/api-world.ts';
+import type { BundledFunction } from '../test/helpers/lambda-bundles.ts';
+import { httpApiEvent, scheduledEvent } from '../test/helpers/lambda-events.ts';
+import {
+  lambdaReservedEnvironment,
+  startLambda,
+} from '../test/helpers/lambda-process.ts';
+import { REGION, startLambdaStage } from '../test/helpers/lambda-stage.ts';
+import { sqsRecordOf } from '../test/helpers/sqs-record.ts';
+import { tinyInventory } from '../test/helpers/tiny-inventory.ts';
+import { benchDatabase, median } from './common.ts';
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+const RUNS = Number(flag('runs') ?? 10);
+const ONLY = flag('only');
+
+const bench = await benchDatabase('k8s_inventory_bench_coldstart');
+const world = await buildWorld(bench.db);
+const stage = await startLambdaStage(bench.url, bench.db);
+const caller = callerEmail('client-wide', 'admin');
+const ids = pathValuesOf(world.target);
+const hour = 3_600_000;
+const queries: Record<string, Record<string, string>> = {
+  'get-cluster-metrics': {
+    start: new Date(Date.now() - hour).toISOString(),
+    end: new Date().toISOString(),
+  },
+  'get-live-manifest': { kind: 'Deployment', namespace: 'shop', name: 'web' },
+  'list-live-revisions': { kind: 'Deployment', namespace: 'shop', name: 'web' },
+  'get-live-logs': { namespace: 'shop', pod: 'web-7d9f8b6c5d-x2k4p' },
+};
+
+interface Subject {
+  name: string;
+  kind: 'floor' | 'api' | 'sync' | 'other';
+  fn: BundledFunction;
+  environment: () => Record<string, string>;
+  event: () => unknown;
+}
+
+/** The floor, bundled like the functions into a directory of its own. */
+const floorDir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
+
+async function floorSubject(): Promise<Subject> {
+  const dir = floorDir;
+  await build({
+    entryPoints: [fromRoot('bench/coldstart-floor.ts')],
+    outfile: join(dir, 'index.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: BUNDLE.target,
+    mainFields: [...BUNDLE.mainFields],
+    banner: { js: BUNDLE.banner },
+    external: [...BUNDLE.external],
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    logLevel: 'error',
+  });
+  const fn: BundledFunction = {
+    name: 'floor (pg select 1)',
+    stack: 'bench',
+    logicalId: 'Floor',
+    dir,
+    handler: 'index.handler',
+    runtime: 'nodejs22.x',
+    memorySize: 512,
+    timeoutSeconds: 15,
+    environment: {},
+  };
+  const url = new URL(stage.urlAs(GROUP_ROLES.reader));
+  url.hostname = stage.proxy.host;
+  url.port = String(stage.proxy.port);
+  url.search = '?sslmode=verify-full';
+  return {
+    name: fn.name,
+    kind: 'floor',
+    fn,
+    environment: () => ({
+      ...lambdaReservedEnvironment(fn, REGION),
+      NODE_OPTIONS: '--enable-source-maps',
+      NODE_EXTRA_CA_CERTS: stage.proxy.caFile,
+      FLOOR_DATABASE_URL: url.toString(),
+    }),
+    event: () => ({}),
+  };
+}
+
+function subjects(): Subject[] {
+  const out: Subject[] = [];
+  for (const route of routes) {
+    const fn = stage.fn(`api-${route.name}`);
+    out.push({
+      name: route.name,
+      kind: 'api',
+      fn,
+      environment: () => stage.environmentOf(fn),
+      event: () =>
+        httpApiEvent({
+          method: route.method,
+          routePath: route.path,
+          pathParameters: { ...ids, sourceID: randomUUID() },
+          email: caller,
+          ...(queries[route.name] ? { query: queries[route.name] } : {}),
+          ...(route.method === 'POST' ? { body: '{}' } : {}),
+        }),
+    });
+  }
+  const agent = randomUUID();
+  const sync = stage.fn('sync');
+  out.push({
+    name: 'sync',
+    kind: 'sync',
+    fn: sync,
+    environment: () => stage.environmentOf(sync),
+    // One tiny snapshot per run, newer each time, so each one applies.
+    event: () => ({
+      Records: [
+        sqsRecordOf(
+          `proxima.acme.production.${agent}.kubernetes`,
+          JSON.stringify(tinyInventory(agent, new Date())),
+        ),
+      ],
+    }),
+  });
+  for (const name of ['sweep-stale-clusters', 'sweep-event-retention']) {
+    const fn = stage.fn(name);
+    out.push({
+      name,
+      kind: 'other',
+      fn,
+      environment: () => stage.environmentOf(fn),
+      event: () => scheduledEvent(name),
+    });
+  }
+  const admin = stage.fn('admin');
+  out.push({
+    name: 'admin',
+    kind: 'other',
+    fn: admin,
+    environment: () => stage.environmentOf(admin),
+    event: () => ({ command: 'webhook-list', client: 'acme' }),
+  });
+  return out;
+}
+
+interface Row {
+  name: string;
+  kind: Subject['kind'];
+  bytes: number;
+  importMs: number;
+  answerMs: number;
+  failed?: string;
+}
+
+async function measure(subject: Subject): Promise<Row> {
+  const imports: number[] = [];
+  const answers: number[] = [];
+  let failed: string | undefined;
+  for (let i = 0; i < RUNS; i++) {
+    const spawned = performance.now();
+    const lambda = startLambda(subject.fn, subject.environment(), stage.node);
+    try {
+      await lambda.ready;
+      imports.push(performance.now() - spawned);
+      const answer = await lambda.invoke(subject.event());
+      answers.push(performance.now() - spawned);
+      if (answer.error)
+        failed = `${answer.error.name}: ${answer.error.message}`;
+    } finally {
+      await lambda.stop();
+    }
+  }
+  return {
+    name: subject.name,
+    kind: subject.kind,
+    bytes: statSync(join(subject.fn.dir, 'index.mjs')).size,
+    importMs: median(imports),
+    answerMs: median(answers),
+    ...(failed ? { failed } : {}),
+  };
+}
+
+try {
+  const all = [await floorSubject(), ...subjects()].filter(
+    (s) => s.kind === 'floor' || ONLY === undefined || s.name.includes(ONLY),
+  );
+  const rows: Row[] = [];
+  for (const subject of all) {
+    const row = await measure(subject);
+    rows.push(row);
+    process.stderr.write(`${row.name}: ${row.answerMs.toFixed(0)} ms\n`);
+  }
+  const floor = rows[0]!.answerMs;
+  const target = (kind: Row['kind']) =>
+    kind === 'api' ? 1.5 : kind === 'sync' ? 3 : undefined;
+  console.log(
+    `\nCold start, median of ${RUNS} fresh processes each (Node ${execFileSync(stage.node, ['--version'], { encoding: 'utf8' }).trim()}); spawn → module loaded → first answer.\n`,
+  );
+  console.log(
+    '| function | bundle KB | import ms | first answer ms | × floor | target |',
+  );
+  console.log('|---|---:|---:|---:|---:|---|');
+  for (const row of rows) {
+    const ratio = row.answerMs / floor;
+    const limit = target(row.kind);
+    const verdict =
+      limit === undefined
+        ? ''
+        : `≤ ${limit}× ${ratio <= limit ? 'met' : 'MISSED'}`;
+    console.log(
+      `| ${row.name} | ${(row.bytes / 1024).toFixed(0)} | ${row.importMs.toFixed(0)} | ${row.answerMs.toFixed(0)} | ${ratio.toFixed(2)} | ${verdict}${row.failed ? ` (answered with an error: ${row.failed})` : ''} |`,
+    );
+  }
+} finally {
+  rmSync(floorDir, { recursive: true, force: true });
+  await stage.stop();
+  await bench.close();
+  // The database is gone, and with it the grants naming the run's roles;
+  // an embedded server took them with it.
+  if (process.env.DATABASE_URL)
+    await stage.logins.drop(process.env.DATABASE_URL);
+}

@@ -1,0 +1,85 @@
+/**
+ * A stand-in for the Lambda Node.js runtime's bootstrap, run by the Node
+ * binary of the runtime's major: imports the handler module given as
+ * `<dir>/<file>.<export>` (as the `Handler` property names it), then takes
+ * invocations over the IPC channel and answers each with what the handler
+ * returned or threw. Like the runtime it sets `_X_AMZN_TRACE_ID` per
+ * invocation and hands the handler a Context. Times are
+ * `performance.now()`: milliseconds since this process started.
+ *
+ * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [dir, handlerName] = process.argv.slice(2);
+const dot = handlerName.lastIndexOf('.');
+const file = `${handlerName.slice(0, dot)}.mjs`;
+const exportName = handlerName.slice(dot + 1);
+
+function describe(error) {
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack }
+    : { name: 'Error', message: String(error) };
+}
+
+function contextFor(invocation) {
+  const deadline = Date.now() + invocation.timeoutMs;
+  const name = process.env.AWS_LAMBDA_FUNCTION_NAME;
+  const region = process.env.AWS_REGION;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${region}:123456789012:function:${name}`,
+    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
+    awsRequestId: invocation.requestId,
+    logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
+    logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+let handler;
+try {
+  const module = await import(pathToFileURL(join(dir, file)).href);
+  handler = module[exportName];
+  if (typeof handler !== 'function') {
+    throw new Error(`${file} exports no function ${exportName}`);
+  }
+} catch (error) {
+  process.send({ type: 'init-error', error: describe(error) });
+  process.disconnect();
+  process.exitCode = 1;
+}
+
+if (handler !== undefined) {
+  process.send({ type: 'ready', at: performance.now() });
+  process.on('message', async (invocation) => {
+    const requestId = invocation.requestId ?? randomUUID();
+    process.env._X_AMZN_TRACE_ID = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Parent=${randomUUID().replaceAll('-', '').slice(0, 16)};Sampled=0`;
+    try {
+      const result = await handler(
+        invocation.event,
+        contextFor({ ...invocation, requestId }),
+      );
+      process.send({
+        type: 'result',
+        id: invocation.id,
+        at: performance.now(),
+        result: result === undefined ? null : result,
+      });
+    } catch (error) {
+      process.send({
+        type: 'error',
+        id: invocation.id,
+        at: performance.now(),
+        error: describe(error),
+      });
+    }
+  });
+}
