@@ -275,5 +275,7 @@ describe('fuzzing the wire schema and the sync', () => {
     // Both sides were exercised, or the property proved little.
     expect(outcomes.refused).toBeGreaterThan(0);
     expect(outcomes.applied).toBeGreaterThan(0);
-  });
+    // A fixed number of syncs, not a time budget: on a loaded two-core
+    // machine they take most of a minute, which is no failure.
+  }, 300_000);
 });
