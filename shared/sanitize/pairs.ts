@@ -301,7 +301,7 @@ const FLAG_SPACE_FORM =
  * first colon, unless it is a placeholder (`<user:password>`, `${P}`).
  */
 const USER_FLAG =
-  /(^|\s)(-u|-U|--user|--proxy-user)([ \t]+|=)(?:(["'])([^"'\n:]*):([^"'\n]*)\4|([^\s"':]*):(["']?)([^\s"']+)\8(?=\s|$))/g;
+  /(^|\s)(-u|-U|--user|--proxy-user)([ \t]+|=)(?:(["'])([^"'\n:]*):([^"'\n]*)\4|([^\s"':]*):(["']?)([^\s"']+)\8(?=[\s"']|$))/g;
 
 const MAY_HOLD_USER_FLAG = /(?:^|\s)(?:-[uU]|--(?:proxy-)?user)[\s=]/;
 

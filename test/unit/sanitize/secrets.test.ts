@@ -273,6 +273,13 @@ const redacted: Row[] = [
     `curl -u elastic:${R} https://localhost:9200`,
   ],
   [
+    // A stray quote after the password once hid it from the flag's rule
+    // (found by the run-twice property: only a second pass redacted it).
+    'curl -u with a stray quote after the password',
+    "curl -u :hunter2,password:x' https://api",
+    `curl -u :${R}' https://api`,
+  ],
+  [
     'curl --user quoted',
     'curl --user "j.smith:dB2yF6" "https://api"',
     `curl --user "j.smith:${R}" "https://api"`,
