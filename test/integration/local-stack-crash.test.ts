@@ -12,6 +12,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONSUMER, DEFAULT_STREAM } from '../../infra/local/ingest.ts';
+import { DEMO_TENANT } from '../../infra/local/stack.ts';
 import { query, queryMaybeOne } from '../../shared/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { freePort } from '../helpers/global-setup.ts';
@@ -26,8 +27,9 @@ import { installPoisonNode } from '../helpers/poison-node.ts';
 import { tinyInventory } from '../helpers/tiny-inventory.ts';
 import { newAgentId } from './ingest/support.ts';
 
+// The tenant the stack creates on first start (the seeder's defaults).
 const subjectOf = (agentId: string) =>
-  `proxima.demo.development.${agentId}.kubernetes`;
+  `proxima.${DEMO_TENANT.clientSlug}.${DEMO_TENANT.envSlug}.${agentId}.kubernetes`;
 
 const inventoryOf = (agentId: string, at: Date) =>
   tinyInventory(agentId, at, { nodes: 2 });
