@@ -9,8 +9,7 @@ import {
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
 } from './ingest/bridge/options.ts';
-import { UUID_PATTERN } from './wire/inventory.ts';
-import { DNS_LABEL } from './wire/subject.ts';
+import { DNS_1123_LABEL, UUID_PATTERN } from './patterns.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -22,7 +21,7 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
 const dnsLabel = z
   .string()
   .regex(
-    DNS_LABEL,
+    DNS_1123_LABEL,
     "must be a DNS-1123 label (lowercase letters, digits and '-')",
   );
 

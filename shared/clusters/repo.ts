@@ -26,13 +26,6 @@ import {
   HEALTH_COUNTS_JSON_FIELDS,
 } from './capacity.ts';
 
-export const CLUSTER_STATUSES = [
-  'healthy',
-  'degraded',
-  'unreachable',
-  'unknown',
-] as const;
-
 /** Get Cluster's record: metadata, cloud context, agent and counts. */
 export interface ClusterRecord {
   id: string;

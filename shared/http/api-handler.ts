@@ -33,9 +33,9 @@ import {
 import type { Db } from '../db/pool.ts';
 import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';
+import { isUuid } from '../patterns.ts';
 import { checkClusterRead } from './cluster-access.ts';
 import { httpErrors } from './error-middleware.ts';
-import { isUuid } from './ids.ts';
 import { type QueryOf, readRouteQuery } from './query.ts';
 import { RateLimitCharge } from './rate-limit.ts';
 import { type ApiResult, ok } from './response.ts';
@@ -82,6 +82,14 @@ export type ApiReply = { data: unknown; meta?: object } | ApiResult;
 export type ApiFunction<R extends RouteDefinition = RouteDefinition> = (
   request: ApiRequest<R>,
 ) => Promise<ApiReply>;
+
+/**
+ * The glue between one route and its domain functions. Each lives in its
+ * domain folder's `route.ts`, named after the route in camelCase
+ * (`list-cluster-changes` → `listClusterChanges`), and its entry file is
+ * `export const handler = apiHandler('<route>', <function>)`.
+ */
+export type RouteFunction<N extends RouteName> = ApiFunction<RouteNamed<N>>;
 
 function isResult(reply: ApiReply): reply is ApiResult {
   return 'statusCode' in reply && !('data' in reply);

@@ -73,9 +73,9 @@ import { changeFeedQuery } from '../changes/feed.ts';
 import {
   WHAT_CHANGED_SOURCES,
   whatChangedRouteQuery,
-} from '../changes/what-changed-route.ts';
-import { clusterListQuery } from '../clusters/list-query.ts';
-import { timelineRouteQuery } from '../events/timeline-route.ts';
+} from '../changes/route.ts';
+import { clusterListQuery } from '../clusters/route.ts';
+import { timelineRouteQuery } from '../events/route.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';

@@ -10,6 +10,7 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
+import { DNS_1123_LABEL } from '../patterns.ts';
 
 export interface TenantInput {
   clientSlug: string;
@@ -27,8 +28,6 @@ export interface Tenant {
   clientCreated: boolean;
   environmentCreated: boolean;
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 const INSERT_CLIENT = `
   insert into clients (slug, name) values ($1, $2)
@@ -51,7 +50,7 @@ export async function ensureTenant(
     ['client', input.clientSlug],
     ['environment', input.envSlug],
   ] as const) {
-    if (!DNS_LABEL.test(slug)) {
+    if (!DNS_1123_LABEL.test(slug)) {
       throw new ValidationError(
         `${what} slug ${JSON.stringify(slug)} is not a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters)`,
       );

@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Db, query, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
+import { isUuid } from '../patterns.ts';
 
 export const WEBHOOK_KINDS = ['argocd', 'alertmanager'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];

@@ -36,6 +36,7 @@
 import { isUtf8 } from 'node:buffer';
 import { type ZodError, z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
+import { CLUSTER_STATUSES, UUID_PATTERN } from '../patterns.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
 import { asBuffer, scanMessage } from './message-scan.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
@@ -627,13 +628,6 @@ export const argocdApplicationSchema = obj({
 
 // -------------------------------------------------------------- envelope
 
-export const CLUSTER_STATUSES = [
-  'healthy',
-  'degraded',
-  'unreachable',
-  'unknown',
-] as const;
-
 export const clusterSchema = obj({
   name: requiredName(),
   /** The kube-system namespace's UID. */
@@ -659,9 +653,7 @@ export const collectionSchema = obj({
   events_truncated: orDefault(z.boolean(), () => false),
 });
 
-/** 8-4-4-4-12 hex, either case; both the body and the subject lower-case it. */
-export const UUID_PATTERN =
-  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** Either case; both the body and the subject lower-case it. */
 const agentId = z
   .string()
   .regex(UUID_PATTERN, { error: 'expected a UUID' })
