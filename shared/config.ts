@@ -100,6 +100,10 @@ const loginSecrets = z
     ),
   );
 
+const logLevel = z
+  .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
+  .default('INFO');
+
 export const configSchema = z.object({
   // Database: a URL locally; in AWS the host (RDS Proxy) and a secret ARN.
   DATABASE_URL: z.string().optional(),
@@ -189,9 +193,7 @@ export const configSchema = z.object({
   // Local stack.
   DATA_DIR: z.string().default('.data'),
 
-  LOG_LEVEL: z
-    .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
-    .default('INFO'),
+  LOG_LEVEL: logLevel,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -221,4 +223,17 @@ let cached: Config | undefined;
 export function getConfig(): Config {
   cached ??= parseConfig(process.env);
   return cached;
+}
+
+/**
+ * LOG_LEVEL alone, for the logger, which is built when first imported:
+ * parsing (and caching) the whole configuration that early would fix it
+ * before an entry point or a test has set its variables. A bad value is the
+ * default here; getConfig() refuses it with the rest.
+ */
+export function logLevelOf(
+  env: Record<string, string | undefined> = process.env,
+): z.output<typeof logLevel> {
+  const result = logLevel.safeParse(env.LOG_LEVEL);
+  return result.success ? result.data : 'INFO';
 }

@@ -22,14 +22,11 @@ import type {
   Context,
 } from 'aws-lambda';
 import { AccessContext, EMPTY_SCOPE, type Scope } from '../auth/access.ts';
+import { type CallerRead, readCaller } from '../auth/caller.ts';
 import { principalFromEvent } from '../auth/claims.ts';
 import { listGrants } from '../auth/grants.ts';
 import { clientReadScope } from '../clusters/list.ts';
-import {
-  type CallerRead,
-  type ClusterRecord,
-  readCaller,
-} from '../clusters/repo.ts';
+import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';

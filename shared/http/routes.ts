@@ -75,13 +75,13 @@ import {
   whatChangedRouteQuery,
 } from '../changes/route.ts';
 import { clusterListQuery } from '../clusters/route.ts';
+import { type ErrorCode, LIVE_READ_FAILURES } from '../errors.ts';
 import { timelineRouteQuery } from '../events/route.ts';
 import { listQuery } from '../inventory/list.ts';
 import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
 import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
 import { metricsQuery } from '../metrics/params.ts';
-import { type ErrorCode, LIVE_READ_FAILURES } from './error-codes.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 import type { RateLimitFamily } from './rate-limit.ts';
 

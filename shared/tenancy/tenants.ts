@@ -5,6 +5,8 @@
  */
 import {
   type Db,
+  prepared,
+  type Queryable,
   queryMaybeOne,
   queryOne,
   withTransaction,
@@ -84,4 +86,35 @@ export async function ensureTenant(
       environmentCreated: insertedEnv !== undefined,
     };
   });
+}
+
+export interface TenantIds {
+  client_id: string;
+  /** null: no environment was asked for, or the client has none of that slug. */
+  environment_id: string | null;
+}
+
+const TENANT_BY_SLUGS = `
+  select c.id as client_id, e.id as environment_id
+    from clients c
+    left join environments e on e.client_id = c.id and e.slug = $2
+   where c.slug = $1`;
+
+/**
+ * The client of `clientSlug` and its environment of `envSlug` (null when
+ * not asked or not there); undefined when no client has that slug. The one
+ * tenant-by-slug statement: the sync (prepared: it runs on every message),
+ * grants and webhook sources all read tenants through it.
+ */
+export function findTenantBySlugs(
+  db: Queryable,
+  clientSlug: string,
+  envSlug: string | null,
+  options: { prepare?: boolean } = {},
+): Promise<TenantIds | undefined> {
+  return queryMaybeOne<TenantIds & Record<string, unknown>>(
+    db,
+    options.prepare ? prepared(TENANT_BY_SLUGS) : TENANT_BY_SLUGS,
+    [clientSlug, envSlug],
+  );
 }
