@@ -20,10 +20,6 @@ import { migrate } from '../../shared/db/migrate.ts';
 import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { createPool, type Db, query } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
-import {
-  NatsServerStartError,
-  spawnNatsServer,
-} from '../../shared/ingest/nats-server.ts';
 import { setLiveNatsTarget } from '../../shared/live/nats.ts';
 import { setMetricsStore } from '../../shared/metrics/context.ts';
 import { logger } from '../../shared/observability/logger.ts';
@@ -34,6 +30,7 @@ import { startIngest } from './ingest.ts';
 import { lambdaContext } from './lambda-context.ts';
 import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
+import { NatsServerStartError, spawnNatsServer } from './nats-server.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
 export const DEMO_TENANT = { clientSlug: 'demo', envSlug: 'development' };
@@ -330,7 +327,7 @@ function scheduledEvent(region: string, name: string): ScheduledEvent {
 }
 
 async function startEmbeddedPostgresLazily(dataDir: string) {
-  const { startEmbeddedPostgres } = await import('../../shared/db/embedded.ts');
+  const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
   return startEmbeddedPostgres({ dataDir, port: LOCAL_DATABASE_PORT });
 }
 
