@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler as retentionHandler } from '../../functions/sweeps/event-retention.ts';
 import { handler as staleHandler } from '../../functions/sweeps/stale-clusters.ts';
 import type { Config } from '../../shared/config.ts';
@@ -27,7 +27,11 @@ import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
 import { startQueueServices } from './aws.ts';
 import { startIngest } from './ingest.ts';
-import { lambdaContext } from './lambda-context.ts';
+import {
+  invoke,
+  LOCAL_FUNCTION_NAMES,
+  lambdaContext,
+} from './lambda-context.ts';
 import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
 import { NatsServerStartError, spawnNatsServer } from './nats-server.ts';
@@ -273,16 +277,17 @@ function startSweeps(region: string): () => Promise<void> {
   const every = (
     name: string,
     ms: number,
-    handler: (event: ScheduledEvent, context: never) => Promise<unknown>,
+    handler: (event: ScheduledEvent, context: Context) => Promise<unknown>,
     options: { atStart?: boolean } = {},
   ) => {
     let running = false;
     const tick = () => {
       if (running) return;
       running = true;
-      const run = handler(
+      const run = invoke(
+        handler,
         scheduledEvent(region, name),
-        lambdaContext(name, { region }) as never,
+        lambdaContext(name, { region }),
       )
         .catch((error: unknown) => {
           logger.error('sweep failed', { sweep: name, error: String(error) });
@@ -297,9 +302,9 @@ function startSweeps(region: string): () => Promise<void> {
     return setInterval(tick, ms);
   };
   const timers = [
-    every('k8s-inventory-stale-clusters', STALE_SWEEP_MS, staleHandler),
+    every(LOCAL_FUNCTION_NAMES.staleClusters, STALE_SWEEP_MS, staleHandler),
     every(
-      'k8s-inventory-event-retention',
+      LOCAL_FUNCTION_NAMES.eventRetention,
       RETENTION_SWEEP_MS,
       retentionHandler,
       // Makes the event history's partitions for today's window at once.

@@ -1,6 +1,8 @@
 /**
  * The middleware stack of every API function (`functions/api/<name>.ts`):
- * errors → authorize (by the route table entry's access) → query → handler.
+ * observed (tracer, logger context, metrics: shared/observability/
+ * middleware.ts) → errors → authorize (by the route table entry's access)
+ * → query → handler.
  *
  * - authorize: unless the route is public, the verified JWT claims (AWS:
  *   the HTTP API's authorizer; locally: infra/local/api-server.ts) become an
@@ -30,6 +32,7 @@ import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';
+import { observed } from '../observability/middleware.ts';
 import { isUuid } from '../patterns.ts';
 import { checkClusterRead } from './cluster-access.ts';
 import { httpErrors } from './error-middleware.ts';
@@ -236,6 +239,7 @@ export function apiHandler<N extends RouteName>(
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   const route = routeNamed(routeName);
   return middy<ApiEvent, ApiResult, Error, ApiContext>()
+    .use(observed())
     .use(httpErrors())
     .use(authorize(route))
     .handler(async (event, context) => {
