@@ -51,17 +51,27 @@ export const listNodeCapacity: RouteFunction<'list-node-capacity'> = ({
   cluster,
 }) => nodes.listNodeCapacity(db, cluster.id);
 
-/** The pods list narrowed to the node's pods. */
-export const listNodePods: RouteFunction<'list-node-pods'> = ({
-  db,
-  cluster,
-  query,
-  event,
-}) =>
-  readList(db, LISTS.pods, cluster.id, {
-    ...query,
-    scope: { name: 'node', id: event.pathParameters?.nodeID ?? '' },
-  });
+/** The pods list narrowed to one node's or workload's pods (the path's id). */
+const podsOf =
+  (scope: 'node' | 'workload', pathParam: 'nodeID' | 'workloadID') =>
+  (request: {
+    db: Db;
+    cluster: ClusterRecord;
+    query: ListQuery;
+    event: { pathParameters?: Record<string, string | undefined> };
+  }) =>
+    readList(request.db, LISTS.pods, request.cluster.id, {
+      ...request.query,
+      scope: {
+        name: scope,
+        id: request.event.pathParameters?.[pathParam] ?? '',
+      },
+    });
+
+export const listNodePods: RouteFunction<'list-node-pods'> = podsOf(
+  'node',
+  'nodeID',
+);
 
 export const listNamespaces: RouteFunction<'list-namespaces'> = ({
   db,
@@ -80,14 +90,7 @@ export const getWorkload: RouteFunction<'get-workload'> = ({
 }) =>
   workloads.getWorkload(db, cluster.id, event.pathParameters?.workloadID ?? '');
 
-/** The pods list narrowed to the workload's pods. */
-export const listWorkloadPods: RouteFunction<'list-workload-pods'> = ({
-  db,
-  cluster,
-  query,
-  event,
-}) =>
-  readList(db, LISTS.pods, cluster.id, {
-    ...query,
-    scope: { name: 'workload', id: event.pathParameters?.workloadID ?? '' },
-  });
+export const listWorkloadPods: RouteFunction<'list-workload-pods'> = podsOf(
+  'workload',
+  'workloadID',
+);
