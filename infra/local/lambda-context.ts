@@ -14,7 +14,6 @@
  * waits for a closer look (docs/decisions.md).
  */
 import { randomUUID } from 'node:crypto';
-import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 import { functionNames } from '../names.ts';
 
