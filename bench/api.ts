@@ -43,8 +43,8 @@ import { startApiServer } from '../infra/local/api-server.ts';
 import { AccessContext } from '../shared/auth/access.ts';
 import { listGrants } from '../shared/auth/grants.ts';
 import { signLocalToken } from '../shared/auth/local-jwt.ts';
-import { clusterListQuery } from '../shared/clusters/list-query.ts';
 import { listClusters } from '../shared/clusters/repo.ts';
+import { clusterListQuery } from '../shared/clusters/route.ts';
 import { getClusterSummary } from '../shared/clusters/summary.ts';
 import { getConfig } from '../shared/config.ts';
 import {

@@ -176,6 +176,7 @@ function whatChanged(
     scopeFor: () => scope,
     query: q,
     events: noEvents,
+    historyDays: 14,
   });
 }
 

@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../shared/db/embedded.ts';
+import { startEmbeddedPostgres } from '../infra/local/embedded-postgres.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createPool, type Db, query } from '../shared/db/pool.ts';
 import { databaseUrl, freePort } from '../test/helpers/global-setup.ts';

@@ -14,18 +14,18 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { handler as syncHandler } from '../functions/sync/handler.ts';
 import { startQueueServices } from '../infra/local/aws.ts';
 import { type Ingest, startIngest } from '../infra/local/ingest.ts';
+import { spawnNatsServer } from '../infra/local/nats-server.ts';
 import { startPoller } from '../infra/local/poller.ts';
+import {
+  type SpawnedVictoriaMetrics,
+  spawnVictoriaMetrics,
+} from '../infra/local/victoria-metrics.ts';
 import { getConfig } from '../shared/config.ts';
 import { armFault } from '../shared/faults.ts';
-import { spawnNatsServer } from '../shared/ingest/nats-server.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
 import { setSyncDeps } from '../shared/ingest/sync-deps.ts';
 import { seriesWrites } from '../shared/metrics/after-sync.ts';
 import { seriesWriterFromConfig } from '../shared/metrics/from-config.ts';
-import {
-  type SpawnedVictoriaMetrics,
-  spawnVictoriaMetrics,
-} from '../shared/metrics/victoria-metrics.ts';
 import { traceSpan } from '../shared/observability/tracer.ts';
 import { ensureTenant } from '../shared/tenancy/tenants.ts';
 import { type BenchDatabase, benchDatabase } from './common.ts';

@@ -37,9 +37,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer } from '../infra/local/api-server.ts';
+import { spawnNatsServer } from '../infra/local/nats-server.ts';
 import { signLocalToken } from '../shared/auth/local-jwt.ts';
 import type { Db } from '../shared/db/pool.ts';
-import { spawnNatsServer } from '../shared/ingest/nats-server.ts';
 import {
   commandSubject,
   type KubeQueryRequestInput,

@@ -29,6 +29,7 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import snappy from 'snappyjs';
 import { handler as metricsHandler } from '../functions/api/get-cluster-metrics.ts';
 import { lambdaContext } from '../infra/local/lambda-context.ts';
+import { spawnVictoriaMetrics } from '../infra/local/victoria-metrics.ts';
 import { setDb } from '../shared/db/process-pool.ts';
 import {
   backgroundSeriesWrites,
@@ -45,7 +46,6 @@ import { METRICS_QUERY_NAMES } from '../shared/metrics/queries.ts';
 import { encodeWriteRequest } from '../shared/metrics/remote-write.ts';
 import { seriesOfSnapshot } from '../shared/metrics/series.ts';
 import { prometheusStore } from '../shared/metrics/store.ts';
-import { spawnVictoriaMetrics } from '../shared/metrics/victoria-metrics.ts';
 import { seriesWriter } from '../shared/metrics/writer.ts';
 import { generateInventory } from '../test/fixtures/generate.ts';
 import {

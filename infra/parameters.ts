@@ -5,8 +5,10 @@
  * of the API stack instead (see api-stack.ts): a synth needs no value for
  * them, and a deploy cannot go out without one.
  */
+
 import type { Node } from 'constructs';
 import { z } from 'zod';
+import { DEFAULT_EVENT_HISTORY_DAYS } from '../shared/config.ts';
 
 /** The transaction bound the sync handler enforces (spec: 60 s). */
 export const SYNC_TRANSACTION_BOUND_SECONDS = 60;
@@ -74,7 +76,7 @@ export const parametersSchema = z.object({
   // Sweeps.
   staleClusterMinutes: int(1, 10_080).default(15),
   eventRetentionHours: int(1, 8_760).default(24),
-  eventHistoryDays: int(1, 366).default(14),
+  eventHistoryDays: int(1, 366).default(DEFAULT_EVENT_HISTORY_DAYS),
 
   // API.
   /**

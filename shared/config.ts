@@ -4,13 +4,18 @@
  * once, and pass what a domain function needs as arguments.
  */
 import { z } from 'zod';
-import { UUID_PATTERN } from './ids.ts';
 import {
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
 } from './ingest/bridge/options.ts';
-import { DNS_LABEL } from './wire/subject.ts';
+import { DNS_1123_LABEL, UUID_PATTERN } from './patterns.ts';
+
+/**
+ * Days of event history kept and read (the spec's 14-day timeline), unless
+ * `EVENT_HISTORY_DAYS` says otherwise; the one place the number is written.
+ */
+export const DEFAULT_EVENT_HISTORY_DAYS = 14;
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -22,7 +27,7 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
 const dnsLabel = z
   .string()
   .regex(
-    DNS_LABEL,
+    DNS_1123_LABEL,
     "must be a DNS-1123 label (lowercase letters, digits and '-')",
   );
 
@@ -101,6 +106,10 @@ const loginSecrets = z
     ),
   );
 
+const logLevel = z
+  .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
+  .default('INFO');
+
 export const configSchema = z.object({
   // Database: a URL locally; in AWS the host (RDS Proxy) and a secret ARN.
   DATABASE_URL: z.string().optional(),
@@ -144,7 +153,7 @@ export const configSchema = z.object({
   EVENT_RETENTION_HOURS: int(1).default(24),
   /** How long the live-read audit trail is kept. */
   AUDIT_RETENTION_DAYS: int(1).default(400),
-  EVENT_HISTORY_DAYS: int(1, 366).default(14),
+  EVENT_HISTORY_DAYS: int(1, 366).default(DEFAULT_EVENT_HISTORY_DAYS),
   CHANGE_RETENTION_DAYS: int(1).default(90),
 
   // API.
@@ -190,9 +199,7 @@ export const configSchema = z.object({
   // Local stack.
   DATA_DIR: z.string().default('.data'),
 
-  LOG_LEVEL: z
-    .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
-    .default('INFO'),
+  LOG_LEVEL: logLevel,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -222,4 +229,17 @@ let cached: Config | undefined;
 export function getConfig(): Config {
   cached ??= parseConfig(process.env);
   return cached;
+}
+
+/**
+ * LOG_LEVEL alone, for the logger, which is built when first imported:
+ * parsing (and caching) the whole configuration that early would fix it
+ * before an entry point or a test has set its variables. A bad value is the
+ * default here; getConfig() refuses it with the rest.
+ */
+export function logLevelOf(
+  env: Record<string, string | undefined> = process.env,
+): z.output<typeof logLevel> {
+  const result = logLevel.safeParse(env.LOG_LEVEL);
+  return result.success ? result.data : 'INFO';
 }

@@ -1,14 +1,56 @@
 /**
- * Domain errors. Each carries the HTTP status and the spec's error code, so one
- * error middleware can map any of them without a lookup table per handler.
- * A status of 500 or more never exposes its message to a caller.
+ * Domain errors. Each carries the spec's error code, and the code its HTTP
+ * status (ERROR_STATUS, the one table of both), so one error middleware can
+ * map any of them without a lookup table per handler. A status of 500 or
+ * more never exposes its message to a caller.
  */
 export type ErrorDetails = Record<string, unknown>;
 
+/**
+ * Every error code, with the status it comes with (the spec's error
+ * tables). The route table names, per route, the codes its own domain can
+ * answer (`failures`); the access, parameter and rate-limit codes follow
+ * from the rest of its entry (shared/http/openapi.ts errorCodesOf).
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_param: 400,
+  invalid_pql: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  no_agent: 409,
+  agent_offline: 409,
+  agent_too_old: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  inventory_rejected: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  agent_error: 502,
+  agent_unreachable: 502,
+  bad_gateway: 502,
+  events_backend_unavailable: 502,
+  audit_unavailable: 503,
+  live_unavailable: 503,
+  metrics_not_configured: 503,
+  service_unavailable: 503,
+  agent_timeout: 504,
+  events_backend_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
 export class DomainError extends Error {
-  readonly status: number = 500;
-  readonly code: string = 'internal_error';
+  readonly code: ErrorCode = 'internal_error';
   readonly details: ErrorDetails | undefined;
+
+  /** The code's status: ERROR_STATUS is the only place it is written. */
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
 
   constructor(
     message: string,
@@ -22,8 +64,7 @@ export class DomainError extends Error {
 
 /** A request or input that breaks a rule of the contract (400 bad_request). */
 export class ValidationError extends DomainError {
-  override readonly status = 400;
-  override readonly code: string = 'bad_request';
+  override readonly code: ErrorCode = 'bad_request';
 }
 
 /** A search or sort parameter outside its rule (400 invalid_param). */
@@ -37,46 +78,38 @@ export class InvalidPqlError extends ValidationError {
 }
 
 export class UnauthorizedError extends DomainError {
-  override readonly status = 401;
   override readonly code = 'unauthorized';
 }
 
 export class ForbiddenError extends DomainError {
-  override readonly status = 403;
   override readonly code = 'forbidden';
 }
 
 export class NotFoundError extends DomainError {
-  override readonly status = 404;
   override readonly code = 'not_found';
 }
 
 export class ConflictError extends DomainError {
-  override readonly status = 409;
-  override readonly code: string = 'conflict';
+  override readonly code: ErrorCode = 'conflict';
 }
 
 /** A request body over its route's limit (413). */
 export class PayloadTooLargeError extends DomainError {
-  override readonly status = 413;
   override readonly code = 'payload_too_large';
 }
 
 /** A request body of a media type the route does not take (415). */
 export class UnsupportedMediaTypeError extends DomainError {
-  override readonly status = 415;
   override readonly code = 'unsupported_media_type';
 }
 
 /** A well-formed body the contract refuses, naming the field (422). */
 export class UnprocessableError extends DomainError {
-  override readonly status = 422;
   override readonly code = 'unprocessable';
 }
 
 /** A spent budget; the response carries `Retry-After: retryAfterSeconds`. */
 export class RateLimitedError extends DomainError {
-  override readonly status = 429;
   override readonly code = 'rate_limited';
   readonly retryAfterSeconds: number;
 
@@ -94,21 +127,18 @@ export class RateLimitedError extends DomainError {
  * list, which would read as "nothing happened". Its message is for callers.
  */
 export class EventsBackendUnavailableError extends DomainError {
-  override readonly status = 502;
   override readonly code = 'events_backend_unavailable';
   readonly expose = true;
 }
 
 /** The events store did not answer within the read's deadline (504). */
 export class EventsBackendTimeoutError extends DomainError {
-  override readonly status = 504;
   override readonly code = 'events_backend_timeout';
   readonly expose = true;
 }
 
 export class ServiceUnavailableError extends DomainError {
-  override readonly status = 503;
-  override readonly code: string = 'service_unavailable';
+  override readonly code: ErrorCode = 'service_unavailable';
 }
 
 /**
@@ -119,7 +149,6 @@ export class ServiceUnavailableError extends DomainError {
 export const MAX_REJECTION_REASON_CHARS = 300;
 
 export class RejectedInventoryError extends DomainError {
-  override readonly status = 422;
   override readonly code = 'inventory_rejected';
   /** Names the field and the rule; bounded, whatever built it. */
   readonly reason: string;
@@ -139,8 +168,7 @@ export class RejectedInventoryError extends DomainError {
 
 /** An upstream service failed or timed out (502; the body stays generic). */
 export class BadGatewayError extends DomainError {
-  override readonly status = 502;
-  override readonly code: string = 'bad_gateway';
+  override readonly code: ErrorCode = 'bad_gateway';
 }
 
 /**
@@ -150,18 +178,29 @@ export class BadGatewayError extends DomainError {
  * agent's own message only after the sanitizer), so a 5xx keeps its message.
  */
 export class LiveReadError extends DomainError {
-  override readonly status: number;
-  override readonly code: string;
+  override readonly code: ErrorCode;
   readonly expose = true;
 
   constructor(
-    status: number,
-    code: string,
+    code: LiveReadFailure,
     message: string,
     options?: ErrorOptions & { details?: ErrorDetails },
   ) {
     super(message, options);
-    this.status = status;
     this.code = code;
   }
 }
+
+/** A live read's own failures (shared/live: gates, NATS, the audit). */
+export const LIVE_READ_FAILURES = [
+  'no_agent',
+  'agent_offline',
+  'agent_too_old',
+  'agent_error',
+  'agent_unreachable',
+  'live_unavailable',
+  'agent_timeout',
+  'audit_unavailable',
+] as const satisfies readonly ErrorCode[];
+
+export type LiveReadFailure = (typeof LIVE_READ_FAILURES)[number];

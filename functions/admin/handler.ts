@@ -3,12 +3,12 @@
  * `npm run tenant` and `npm run grant` inside the VPC (shared/tenancy/admin.ts
  * has the commands). It connects with its own login, which may change only
  * tenants and grants. A bad command fails the invocation with a message
- * that lists what is wrong.
+ * that lists what is wrong (logged by the shared middleware stack).
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { getDb } from '../../shared/db/process-pool.ts';
 import { logger } from '../../shared/observability/logger.ts';
+import { observed } from '../../shared/observability/middleware.ts';
 import {
   type AdminResult,
   runAdminCommand,
@@ -19,22 +19,15 @@ const database = () =>
   getDb({ applicationName: 'admin', login: 'admin', max: 1 });
 
 export const handler = middy<unknown, AdminResult>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(observed())
   .handler(async (event) => {
-    try {
-      const result = await runAdminCommand(await database(), event);
-      // webhook-add's result holds the source's secret: only its id is logged.
-      logger.info(
-        'admin command done',
-        result.command === 'webhook-add'
-          ? { command: result.command, id: result.id }
-          : { ...result },
-      );
-      return result;
-    } catch (error) {
-      logger.error('admin command failed', {
-        error: error instanceof Error ? error.message : String(error),
-      });
-      throw error;
-    }
+    const result = await runAdminCommand(await database(), event);
+    // webhook-add's result holds the source's secret: only its id is logged.
+    logger.info(
+      'admin command done',
+      result.command === 'webhook-add'
+        ? { command: result.command, id: result.id }
+        : { ...result },
+    );
+    return result;
   });

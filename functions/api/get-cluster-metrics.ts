@@ -1,7 +1,5 @@
 /** GET /api/v1/clusters/{clusterID}/metrics/{query}: one of the ten allow-listed metrics queries over a range (shared/metrics/). */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { serveClusterMetrics } from '../../shared/metrics/route.ts';
+import { getClusterMetrics } from '../../shared/metrics/route.ts';
 
-export const handler = apiHandler('get-cluster-metrics', async (request) => ({
-  data: await serveClusterMetrics(request),
-}));
+export const handler = apiHandler('get-cluster-metrics', getClusterMetrics);

@@ -1,6 +1,6 @@
 /** GET /api/v1/clusters/{clusterID}: the full cluster record. */
+
+import { getCluster } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
 
-export const handler = apiHandler('get-cluster', async ({ cluster }) => ({
-  data: cluster,
-}));
+export const handler = apiHandler('get-cluster', getCluster);

@@ -1,7 +1,5 @@
 /** GET /api/v1/clusters/{clusterID}/live/logs: one container's recent output through the cluster's agent, sanitized. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { serveLiveRead } from '../../shared/live/handlers.ts';
+import { getLiveLogs } from '../../shared/live/route.ts';
 
-export const handler = apiHandler('get-live-logs', (request) =>
-  serveLiveRead(request, { route: 'logs', query: request.query }),
-);
+export const handler = apiHandler('get-live-logs', getLiveLogs);

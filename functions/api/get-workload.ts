@@ -1,7 +1,5 @@
 /** GET /api/v1/clusters/{clusterID}/workloads/{workloadID}: one workload. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { getWorkload } from '../../shared/inventory/workloads.ts';
+import { getWorkload } from '../../shared/inventory/route.ts';
 
-export const handler = apiHandler('get-workload', ({ db, cluster, event }) =>
-  getWorkload(db, cluster.id, event.pathParameters?.workloadID ?? ''),
-);
+export const handler = apiHandler('get-workload', getWorkload);

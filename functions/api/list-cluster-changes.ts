@@ -2,9 +2,8 @@
  * GET /api/v1/clusters/{clusterID}/changes: what changed in the cluster,
  * one namespace or one workload (shared/changes/what-changed.ts).
  */
-import { readClusterChanges } from '../../shared/changes/what-changed-route.ts';
+
+import { listClusterChanges } from '../../shared/changes/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
 
-export const handler = apiHandler('list-cluster-changes', async (request) => ({
-  data: await readClusterChanges(request),
-}));
+export const handler = apiHandler('list-cluster-changes', listClusterChanges);

@@ -1,11 +1,6 @@
 /** GET /api/v1/clusters: the clusters inside the caller's assets:read scope. */
-import { listClusterPage } from '../../shared/clusters/list.ts';
+
+import { listClusters } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
 
-export const handler = apiHandler(
-  'list-clusters',
-  async ({ db, scope, query }) => {
-    const page = await listClusterPage(db, scope, query);
-    return { data: page.items, meta: page.meta };
-  },
-);
+export const handler = apiHandler('list-clusters', listClusters);

@@ -1,7 +1,5 @@
 /** GET /api/v1/clusters/{clusterID}/live/revisions: a workload's rollout history, read now through the cluster's agent. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { serveLiveRead } from '../../shared/live/handlers.ts';
+import { listLiveRevisions } from '../../shared/live/route.ts';
 
-export const handler = apiHandler('list-live-revisions', (request) =>
-  serveLiveRead(request, { route: 'revisions', query: request.query }),
-);
+export const handler = apiHandler('list-live-revisions', listLiveRevisions);

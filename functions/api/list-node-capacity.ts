@@ -1,7 +1,5 @@
 /** GET /api/v1/clusters/{clusterID}/nodes/capacity: the Nodes tab capacity table. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { listNodeCapacity } from '../../shared/inventory/nodes.ts';
+import { listNodeCapacity } from '../../shared/inventory/route.ts';
 
-export const handler = apiHandler('list-node-capacity', ({ db, cluster }) =>
-  listNodeCapacity(db, cluster.id),
-);
+export const handler = apiHandler('list-node-capacity', listNodeCapacity);

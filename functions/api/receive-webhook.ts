@@ -4,8 +4,6 @@
  * secret authenticates it (shared/webhooks/receive.ts).
  */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { receiveWebhook } from '../../shared/webhooks/receive.ts';
+import { receiveWebhook } from '../../shared/webhooks/route.ts';
 
-export const handler = apiHandler('receive-webhook', ({ db, event }) =>
-  receiveWebhook(db, event),
-);
+export const handler = apiHandler('receive-webhook', receiveWebhook);

@@ -36,6 +36,14 @@ import { errorResult, json } from '../../shared/http/response.ts';
 import { matchRoute, type RouteMatch } from '../../shared/http/route-match.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../../shared/webhooks/receive.ts';
+import {
+  invoke,
+  LOCAL_FUNCTION_NAMES,
+  lambdaContext,
+} from './lambda-context.ts';
+
+/** API Gateway's HTTP API waits at most this long for a function. */
+const API_TIMEOUT_MS = 30_000;
 
 export interface ApiServerOptions {
   /** 0 picks a free port (tests). */
@@ -148,7 +156,13 @@ export async function startApiServer(
         ? undefined
         : await verifyBearer(req.headers.authorization);
     const event = toEvent(req, url, match, claims, body);
-    const result = await handler(event, lambdaContext(match.route.name, event));
+    const result = await invoke(
+      handler,
+      event,
+      lambdaContext(LOCAL_FUNCTION_NAMES.api(match.route), {
+        timeoutMs: API_TIMEOUT_MS,
+      }),
+    );
     write(res, normalize(result));
   }
 
@@ -302,27 +316,6 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     size += chunk.length;
   }
   return Buffer.concat(chunks);
-}
-
-function lambdaContext(
-  name: string,
-  event: APIGatewayProxyEventV2WithJWTAuthorizer,
-): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
-    memoryLimitInMB: '512',
-    awsRequestId: event.requestContext.requestId,
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
 }
 
 /** A handler's result as API Gateway reads it (a bare value is JSON). */

@@ -12,12 +12,12 @@ import {
   seriesWriterFromConfig,
 } from '../../shared/metrics/from-config.ts';
 import type { MetricsStore } from '../../shared/metrics/store.ts';
+import type { SeriesWriter } from '../../shared/metrics/writer.ts';
 import {
   spawnVictoriaMetrics,
   VICTORIA_METRICS_INSTALL_HINT,
   VictoriaMetricsStartError,
-} from '../../shared/metrics/victoria-metrics.ts';
-import type { SeriesWriter } from '../../shared/metrics/writer.ts';
+} from './victoria-metrics.ts';
 
 export const DEFAULT_VICTORIA_METRICS_PORT = 8428;
 

@@ -33,7 +33,11 @@ import type {
   SQSRecordAttributes,
 } from 'aws-lambda';
 import { logger } from '../../shared/observability/logger.ts';
-import { lambdaContext } from './lambda-context.ts';
+import {
+  invoke as invokeHandler,
+  LOCAL_FUNCTION_NAMES,
+  lambdaContext,
+} from './lambda-context.ts';
 
 export type SqsHandler = (
   event: SQSEvent,
@@ -88,7 +92,7 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
   const waitTimeSeconds = options.waitTimeSeconds ?? 2;
   const visibilityTimeout = options.visibilityTimeoutSeconds ?? 540;
   const retryDelay = options.retryDelaySeconds ?? 5;
-  const functionName = options.functionName ?? 'k8s-inventory-sync';
+  const functionName = options.functionName ?? LOCAL_FUNCTION_NAMES.sync;
   // As deployed (syncTimeoutSeconds): above the 60 s transaction bound, so a
   // batch's later records are not put back for lack of time.
   const functionTimeoutMs = options.functionTimeoutMs ?? 90_000;
@@ -162,7 +166,11 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     options.onBatch?.(records);
     stats.batches++;
     try {
-      const response = await options.handler({ Records: records }, context());
+      const response = await invokeHandler(
+        options.handler,
+        { Records: records },
+        context(),
+      );
       return new Set(
         (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier),
       );

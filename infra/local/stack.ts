@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler as retentionHandler } from '../../functions/sweeps/event-retention.ts';
 import { handler as staleHandler } from '../../functions/sweeps/stale-clusters.ts';
 import { SEED_DEFAULTS } from '../../scripts/seed-agent.ts';
@@ -23,10 +23,6 @@ import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { createPool, type Db, query } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
 import type { FunctionKind } from '../../shared/db/roles.ts';
-import {
-  NatsServerStartError,
-  spawnNatsServer,
-} from '../../shared/ingest/nats-server.ts';
 import { setLiveNatsTarget } from '../../shared/live/nats.ts';
 import { setMetricsStore } from '../../shared/metrics/context.ts';
 import { logger } from '../../shared/observability/logger.ts';
@@ -34,9 +30,14 @@ import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
 import { startQueueServices } from './aws.ts';
 import { startIngest } from './ingest.ts';
-import { lambdaContext } from './lambda-context.ts';
+import {
+  invoke,
+  LOCAL_FUNCTION_NAMES,
+  lambdaContext,
+} from './lambda-context.ts';
 import { startLocalMetrics } from './metrics.ts';
 import { writeLocalNatsUrl } from './nats-address.ts';
+import { NatsServerStartError, spawnNatsServer } from './nats-server.ts';
 
 export const DEFAULT_NATS_PORT = 4222;
 /** The seeder's default tenant, so `npm run seed` with no names is synced. */
@@ -303,16 +304,17 @@ function startSweeps(region: string): () => Promise<void> {
   const every = (
     name: string,
     ms: number,
-    handler: (event: ScheduledEvent, context: never) => Promise<unknown>,
+    handler: (event: ScheduledEvent, context: Context) => Promise<unknown>,
     options: { atStart?: boolean } = {},
   ) => {
     let running = false;
     const tick = () => {
       if (running) return;
       running = true;
-      const run = handler(
+      const run = invoke(
+        handler,
         scheduledEvent(region, name),
-        lambdaContext(name, { region }) as never,
+        lambdaContext(name, { region }),
       )
         .catch((error: unknown) => {
           logger.error('sweep failed', { sweep: name, error: String(error) });
@@ -327,9 +329,9 @@ function startSweeps(region: string): () => Promise<void> {
     return setInterval(tick, ms);
   };
   const timers = [
-    every('k8s-inventory-stale-clusters', STALE_SWEEP_MS, staleHandler),
+    every(LOCAL_FUNCTION_NAMES.staleClusters, STALE_SWEEP_MS, staleHandler),
     every(
-      'k8s-inventory-event-retention',
+      LOCAL_FUNCTION_NAMES.eventRetention,
       RETENTION_SWEEP_MS,
       retentionHandler,
       // Makes the event history's partitions for today's window at once.
@@ -357,7 +359,7 @@ function scheduledEvent(region: string, name: string): ScheduledEvent {
 }
 
 async function startEmbeddedPostgresLazily(dataDir: string) {
-  const { startEmbeddedPostgres } = await import('../../shared/db/embedded.ts');
+  const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
   return startEmbeddedPostgres({ dataDir, port: LOCAL_DATABASE_PORT });
 }
 

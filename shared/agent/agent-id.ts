@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config.ts';
-import { UUID_PATTERN } from '../ids.ts';
+import { UUID_PATTERN } from '../patterns.ts';
 
 export interface AgentIdSource {
   /** PROXIMA_AGENT_ID. */

@@ -15,7 +15,7 @@ export interface Grant {
 /**
  * The grants of the email in parameter `email` (`$n`) as one JSON array
  * (empty for none or a null email): read alone (listGrants) or with what
- * a request reads first (readCaller).
+ * a request reads first (readCaller, shared/auth/caller.ts).
  */
 export function grantsJsonSql(email: string): string {
   return `

@@ -31,7 +31,12 @@ import {
   WORKLOAD_LABEL,
   type WorkloadKind,
 } from '../events/workload-match.ts';
-import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
+import {
+  namespaceField,
+  objectNameField,
+  oneOfField,
+  timeField,
+} from '../http/fields.ts';
 import { logger } from '../observability/logger.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
@@ -64,48 +69,18 @@ export const TIMELINE_EVENT_REASONS = [
   'OOMKilling',
 ] as const;
 
-/** How far back the event store keeps events. */
-export const EVENT_STORE_DAYS = 14;
-
 const DAY_MS = 24 * 3_600_000;
 const MAX_WINDOW_MS = 30 * DAY_MS;
 
 // ------------------------------------------------------------ parameters
 
-const RFC3339 =
-  /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-const timeParam = (name: string) =>
-  z
-    .string()
-    .refine(
-      (v) => RFC3339.test(v) && !Number.isNaN(Date.parse(v)),
-      `${name} must be an RFC 3339 time`,
-    )
-    .transform((v) => new Date(v));
-
-const patternParam = (name: string, re: RegExp, rule: string) =>
-  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
-
 /** The route's parameters as received (each once, none empty). */
 export const whatChangedParams = z.object({
-  namespace: patternParam(
-    'namespace',
-    DNS_1123_LABEL,
-    'a DNS-1123 label',
-  ).optional(),
-  workload: patternParam(
-    'workload',
-    DNS_1123_SUBDOMAIN,
-    'a DNS-1123 subdomain',
-  ).optional(),
-  kind: z
-    .enum(WORKLOAD_KINDS, {
-      error: `kind must be one of ${WORKLOAD_KINDS.join(', ')}`,
-    })
-    .optional(),
-  from: timeParam('from').optional(),
-  to: timeParam('to').optional(),
+  namespace: namespaceField().optional(),
+  workload: objectNameField('workload').optional(),
+  kind: oneOfField('kind', WORKLOAD_KINDS).optional(),
+  from: timeField('from').optional(),
+  to: timeField('to').optional(),
 });
 
 export interface WhatChangedQuery {
@@ -242,7 +217,7 @@ export interface TimelineEventsResult {
   truncated: boolean;
   /** The store's own notes (retention, old agent). */
   notes: string[];
-  /** The store's retention note, dropped when the window is cut to 14 days. */
+  /** The store's retention note, dropped when the window is cut to the history's days. */
   retentionNote?: string | undefined;
 }
 
@@ -259,6 +234,8 @@ export interface WhatChangedInput {
   scopeFor: (permission: string) => Scope;
   query: WhatChangedQuery;
   events: TimelineEventsReader;
+  /** How many days of events the history keeps (EVENT_HISTORY_DAYS). */
+  historyDays: number;
   now?: Date;
 }
 
@@ -287,8 +264,9 @@ export const SHARED_ENVIRONMENT_UNKNOWN_NOTE =
   "Whether this cluster's environment has other clusters could not be checked: alerts, and deploys of apps Console does not know, are matched by namespace and may belong to another cluster with the same namespace.";
 export const EVENTS_UNAVAILABLE_NOTE =
   'Kubernetes events could not be read; the other sources are complete.';
-export const EVENTS_WINDOW_NOTE =
-  'only the last 14 days of this window show events';
+/** The note of a window that starts before the event history's first day. */
+export const eventsWindowNote = (historyDays: number) =>
+  `only the last ${historyDays} days of this window show events`;
 
 const clientWideNote = (n: number) =>
   `${n} ${n === 1 ? 'deploy comes' : 'deploys come'} from a client-wide source (no environment): ${n === 1 ? 'it' : 'they'} may belong to a cluster of another environment with the same namespace.`;
@@ -324,7 +302,7 @@ export async function readWhatChanged(
       ? readAlerts(db, cluster, q, wall('alerts'))
       : undefined,
     readable.has('events')
-      ? readEvents(input.events, cluster, q, now)
+      ? readEvents(input.events, cluster, q, now, input.historyDays)
       : undefined,
     readable.has('alerts') || readable.has('deploys')
       ? environmentIsShared(db, cluster)
@@ -690,11 +668,12 @@ async function readEvents(
   cluster: TimelineCluster,
   q: WhatChangedQuery,
   now: Date,
+  historyDays: number,
 ): Promise<
   | { ok: true; items: TimelineItem[]; truncated: boolean; notes: string[] }
   | { ok: false }
 > {
-  const storeStart = new Date(now.getTime() - EVENT_STORE_DAYS * DAY_MS);
+  const storeStart = new Date(now.getTime() - historyDays * DAY_MS);
   const cut = q.from < storeStart;
   const from = cut ? storeStart : q.from;
   if (from >= q.to) {
@@ -702,7 +681,7 @@ async function readEvents(
       ok: true,
       items: [],
       truncated: false,
-      notes: [EVENTS_WINDOW_NOTE],
+      notes: [eventsWindowNote(historyDays)],
     };
   }
   let result: TimelineEventsResult;
@@ -727,7 +706,7 @@ async function readEvents(
   const notes = result.notes.filter(
     (n) => !(cut && n === result.retentionNote),
   );
-  if (cut) notes.push(EVENTS_WINDOW_NOTE);
+  if (cut) notes.push(eventsWindowNote(historyDays));
   else if (result.retentionNote && !notes.includes(result.retentionNote)) {
     notes.push(result.retentionNote);
   }

@@ -12,9 +12,9 @@ import {
 import type { Permission } from '../auth/permissions.ts';
 import type { Db } from '../db/pool.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
-import type { ClusterListQuery } from './list-query.ts';
+import { isUuid } from '../patterns.ts';
 import { type ClusterListFilter, listClusters } from './repo.ts';
+import type { ClusterListQuery } from './route.ts';
 
 export async function listClusterPage(
   db: Db,

@@ -3,16 +3,10 @@
  * (List Clusters and its client- and environment-scoped forms).
  */
 import type { Scope } from '../auth/access.ts';
-import {
-  type Grant,
-  type GrantRow,
-  grantsJsonSql,
-  toGrants,
-} from '../auth/grants.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
-import { type Queryable, query, queryOne } from '../db/pool.ts';
+import { type Queryable, query } from '../db/pool.ts';
 import {
   offsetOf,
   type PageMeta,
@@ -25,13 +19,6 @@ import {
   type ClusterHealthCounts,
   HEALTH_COUNTS_JSON_FIELDS,
 } from './capacity.ts';
-
-export const CLUSTER_STATUSES = [
-  'healthy',
-  'degraded',
-  'unreachable',
-  'unknown',
-] as const;
 
 /** Get Cluster's record: metadata, cloud context, agent and counts. */
 export interface ClusterRecord {
@@ -67,89 +54,13 @@ export interface ClusterRecord {
   [column: string]: unknown;
 }
 
-const CLUSTER_RECORD_COLUMNS = `id, asset_id, client_id, environment_id,
+/** The columns of a ClusterRecord, as a select list of `clusters`. */
+export const CLUSTER_RECORD_COLUMNS = `id, asset_id, client_id, environment_id,
   agent_id, name, display_name, slug, uid, version, platform, distribution,
   api_server_url, cluster_cidr, service_cidr, dns_domain, cloud_provider,
   cloud_region, cloud_account_id, status, agent_status, agent_version,
   node_count, namespace_count, workload_count, last_seen_at, collection,
   created_at, updated_at`;
-
-/** What every API request reads first: the caller's grants, and more. */
-export interface CallerRead {
-  grants: Grant[];
-  /** The cluster asked for: undefined when none was, or it does not exist. */
-  cluster: ClusterRecord | undefined;
-  /** The call's count, when one was folded in. */
-  counted: { hits: number; retry_after: number } | undefined;
-}
-
-/**
- * The caller's grants, with a cluster route's cluster and a rate-limited
- * route's count of the call, in one round trip: what every API request
- * reads before its access checks. `countCall` is a statement returning
- * `hits` and `retry_after` (the limiter's count); with it, the statement
- * writes, and commits without waiting for the disk: a count a crash loses
- * lets a caller a few more calls, nothing else. One row always: the
- * cluster's columns are null when it does not exist.
- */
-export async function readCaller(
-  db: Queryable,
-  email: string | undefined,
-  options: {
-    clusterId?: string | undefined;
-    countCall?: ((params: SqlParams) => string) | undefined;
-  } = {},
-): Promise<CallerRead> {
-  const params = new SqlParams();
-  const grants = grantsJsonSql(params.add(email || null));
-  const cluster = options.clusterId
-    ? `left join (select ${CLUSTER_RECORD_COLUMNS} from clusters
-                   where id = ${params.add(options.clusterId)}) found on true`
-    : '';
-  const counting = options.countCall?.(params);
-  // With a count, the call's row is what the grants and cluster stand beside.
-  const [withCount, countColumns, source, asyncCommit] =
-    counting === undefined
-      ? ['', '', '(select 1) caller', '']
-      : [
-          `with counted as (${counting})`,
-          `, counted.hits as counted_hits,
-             counted.retry_after as counted_retry_after`,
-          'counted',
-          `where (select set_config('synchronous_commit', 'off', true)) = 'off'`,
-        ];
-  const row = await queryOne<
-    ClusterRecord & {
-      caller_grants: GrantRow[];
-      counted_hits?: number;
-      counted_retry_after?: number;
-    }
-  >(
-    db,
-    `${withCount}
-     select ${grants} as caller_grants${countColumns}${cluster ? ', found.*' : ''}
-       from ${source} ${cluster}
-      ${asyncCommit}`,
-    params.values,
-  );
-  const {
-    caller_grants: grantRows,
-    counted_hits: hits,
-    counted_retry_after: retryAfter,
-    ...found
-  } = row;
-  return {
-    grants: toGrants(grantRows),
-    cluster:
-      found.id === null || found.id === undefined
-        ? undefined
-        : (found as ClusterRecord),
-    counted:
-      hits === undefined
-        ? undefined
-        : { hits, retry_after: retryAfter as number },
-  };
-}
 
 /** One item of the clusters list, as the response carries it. */
 export interface ClusterListItem {

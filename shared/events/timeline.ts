@@ -34,7 +34,14 @@ import {
   EventsBackendUnavailableError,
   ValidationError,
 } from '../errors.ts';
-import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../http/patterns.ts';
+import {
+  integerField,
+  namespaceField,
+  nanoTimeField,
+  objectNameField,
+  oneOfField,
+  patternField,
+} from '../http/fields.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import {
   ownedNamePatterns,
@@ -69,24 +76,6 @@ export const MAX_WINDOW_DAYS = 14;
 export const DEFAULT_LIMIT = 200;
 export const READ_DEADLINE_MS = 20_000;
 
-const RFC_3339 =
-  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** An RFC 3339 time as nanoseconds since the epoch; undefined if not one. */
-export function parseNanoTime(text: string): bigint | undefined {
-  const match = RFC_3339.exec(text);
-  if (!match) return undefined;
-  const [, seconds = '', fraction = '', zone = ''] = match;
-  const ms = Date.parse(`${seconds}${zone.toUpperCase()}`);
-  if (Number.isNaN(ms)) return undefined;
-  // Date.parse rolls 2026-02-30 over to March: refuse what it changed.
-  const day = seconds.slice(0, 10);
-  if (new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
-    return undefined;
-  }
-  return BigInt(ms) * NS_PER_MS + BigInt(fraction.padEnd(9, '0'));
-}
-
 /** Nanoseconds as RFC 3339 in UTC, the fraction as long as it needs. */
 export function formatNanoTime(ns: bigint): string {
   const ms = ns / NS_PER_MS - (ns % NS_PER_MS < 0n ? 1n : 0n);
@@ -108,60 +97,18 @@ function microText(us: bigint): string {
   return `${whole}.${micro}Z`;
 }
 
-const pattern = (name: string, re: RegExp, rule: string) =>
-  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
-const oneOf = <T extends string>(name: string, allowed: readonly T[]) =>
-  z
-    .string()
-    .refine(
-      (v): v is T => (allowed as readonly string[]).includes(v),
-      `${name} must be one of ${allowed.join(', ')}`,
-    )
-    .transform((v) => v as T);
-const nanoTime = (name: string) =>
-  z.string().transform((v, ctx) => {
-    const ns = parseNanoTime(v);
-    if (ns === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be an RFC 3339 time`,
-      });
-      return z.NEVER;
-    }
-    return ns;
-  });
-
 /** The route's parameters as received (strings); all optional. */
 export const timelineParameters = z.object({
-  namespace: pattern(
-    'namespace',
-    DNS_1123_LABEL,
-    'a DNS-1123 label',
-  ).optional(),
-  involved_kind: oneOf('involved_kind', INVOLVED_KINDS).optional(),
-  involved_name: pattern(
-    'involved_name',
-    DNS_1123_SUBDOMAIN,
-    'a DNS-1123 subdomain',
-  ).optional(),
-  workload: pattern(
-    'workload',
-    DNS_1123_SUBDOMAIN,
-    'a DNS-1123 subdomain',
-  ).optional(),
-  workload_kind: oneOf('workload_kind', WORKLOAD_KINDS).optional(),
-  type: oneOf('type', ['Normal', 'Warning'] as const).optional(),
-  reason: pattern('reason', /^[A-Za-z]{1,64}$/, '1-64 letters').optional(),
-  from: nanoTime('from').optional(),
-  to: nanoTime('to').optional(),
-  limit: z
-    .string()
-    .refine(
-      (v) => /^\d{1,4}$/.test(v) && Number(v) >= 1 && Number(v) <= 1000,
-      'limit must be an integer from 1 to 1000',
-    )
-    .transform(Number)
-    .optional(),
+  namespace: namespaceField().optional(),
+  involved_kind: oneOfField('involved_kind', INVOLVED_KINDS).optional(),
+  involved_name: objectNameField('involved_name').optional(),
+  workload: objectNameField('workload').optional(),
+  workload_kind: oneOfField('workload_kind', WORKLOAD_KINDS).optional(),
+  type: oneOfField('type', ['Normal', 'Warning'] as const).optional(),
+  reason: patternField('reason', /^[A-Za-z]{1,64}$/, '1-64 letters').optional(),
+  from: nanoTimeField('from').optional(),
+  to: nanoTimeField('to').optional(),
+  limit: integerField('limit', 1, 1000).optional(),
 });
 
 export type TimelineParameters = z.output<typeof timelineParameters>;

@@ -19,13 +19,13 @@ import {
   queryOne,
 } from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
 import {
   offsetOf,
   type PageMeta,
   type Paging,
   pageMeta,
 } from '../http/paging.ts';
+import { isUuid } from '../patterns.ts';
 import { compilePql } from '../pql/compile.ts';
 import { parsePql } from '../pql/parse.ts';
 import { findTenantIds } from '../tenancy/tenants.ts';

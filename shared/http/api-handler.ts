@@ -1,6 +1,8 @@
 /**
  * The middleware stack of every API function (`functions/api/<name>.ts`):
- * errors → authorize (by the route table entry's access) → query → handler.
+ * observed (tracer, logger context, metrics: shared/observability/
+ * middleware.ts) → errors → authorize (by the route table entry's access)
+ * → query → handler.
  *
  * - authorize: unless the route is public, the verified JWT claims (AWS:
  *   the HTTP API's authorizer; locally: infra/local/api-server.ts) become an
@@ -22,20 +24,18 @@ import type {
   Context,
 } from 'aws-lambda';
 import { AccessContext, EMPTY_SCOPE, type Scope } from '../auth/access.ts';
+import { type CallerRead, readCaller } from '../auth/caller.ts';
 import { principalFromEvent } from '../auth/claims.ts';
 import { listGrants } from '../auth/grants.ts';
 import { clientReadScope } from '../clusters/list.ts';
-import {
-  type CallerRead,
-  type ClusterRecord,
-  readCaller,
-} from '../clusters/repo.ts';
+import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import { getDb } from '../db/process-pool.ts';
 import { NotFoundError } from '../errors.ts';
+import { observed } from '../observability/middleware.ts';
+import { isUuid } from '../patterns.ts';
 import { checkClusterRead } from './cluster-access.ts';
 import { httpErrors } from './error-middleware.ts';
-import { isUuid } from './ids.ts';
 import { type QueryOf, readRouteQuery } from './query.ts';
 import { RateLimitCharge } from './rate-limit.ts';
 import { type ApiResult, ok } from './response.ts';
@@ -82,6 +82,14 @@ export type ApiReply = { data: unknown; meta?: object } | ApiResult;
 export type ApiFunction<R extends RouteDefinition = RouteDefinition> = (
   request: ApiRequest<R>,
 ) => Promise<ApiReply>;
+
+/**
+ * The glue between one route and its domain functions. Each lives in its
+ * domain folder's `route.ts`, named after the route in camelCase
+ * (`list-cluster-changes` → `listClusterChanges`), and its entry file is
+ * `export const handler = apiHandler('<route>', <function>)`.
+ */
+export type RouteFunction<N extends RouteName> = ApiFunction<RouteNamed<N>>;
 
 function isResult(reply: ApiReply): reply is ApiResult {
   return 'statusCode' in reply && !('data' in reply);
@@ -239,6 +247,7 @@ export function apiHandler<N extends RouteName>(
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   const route = routeNamed(routeName);
   return middy<ApiEvent, ApiResult, Error, ApiContext>()
+    .use(observed())
     .use(httpErrors())
     .use(authorize(route))
     .handler(async (event, context) => {

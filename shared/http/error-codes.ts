@@ -1,38 +1,7 @@
 /**
- * Every error code the API answers, with the status it comes with (the
- * spec's error tables). The route table names, per route, the codes its own
- * domain can answer (`failures`); the access, parameter and rate-limit codes
- * follow from the rest of its entry (openapi.ts errorCodesOf). Tests check
- * each error a route answers against what its entry documents.
+ * What each status means to a caller, for the OpenAPI document. The codes
+ * and their statuses are ERROR_STATUS (shared/errors.ts).
  */
-export const ERROR_STATUS = {
-  bad_request: 400,
-  invalid_param: 400,
-  invalid_pql: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  no_agent: 409,
-  agent_offline: 409,
-  agent_too_old: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  unprocessable: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  agent_error: 502,
-  agent_unreachable: 502,
-  bad_gateway: 502,
-  events_backend_unavailable: 502,
-  audit_unavailable: 503,
-  live_unavailable: 503,
-  metrics_not_configured: 503,
-  agent_timeout: 504,
-  events_backend_timeout: 504,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A bad, repeated or unknown query parameter (details.param names it), or a bad body',
   401: 'No valid bearer token (a webhook: no valid source secret)',
@@ -48,15 +17,3 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A service the read needs is not configured or not reachable',
   504: 'An upstream did not answer in time',
 };
-
-/** A live read's own failures (shared/live: gates, NATS, the audit). */
-export const LIVE_READ_FAILURES = [
-  'no_agent',
-  'agent_offline',
-  'agent_too_old',
-  'agent_error',
-  'agent_unreachable',
-  'live_unavailable',
-  'agent_timeout',
-  'audit_unavailable',
-] as const satisfies readonly ErrorCode[];

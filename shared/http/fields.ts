@@ -1,9 +1,14 @@
 /**
- * The zod field schemas query parameters are built from, one per rule, so a
- * namespace, a kind, a UUID or a time is checked the same way on every
- * route. Each takes the parameter's name, which its message starts with.
- * Paging is `pagingFields` (shared/http/paging.ts); search text is
- * `searchText` (shared/http/search.ts).
+ * The one set of query-parameter fields: every route's parameters are built
+ * from these zod fields, one per rule, so a namespace, a kind, a UUID, a
+ * time or a number is checked the same way on every route. Paging is
+ * `pagingFields` (shared/http/paging.ts); search text is `searchText`
+ * (shared/http/search.ts); query.ts reads them.
+ *
+ * A message names the parameter and the rule, never the value: a value may
+ * be anything a caller sends (a NUL, an RTL override, SQL), and an error
+ * body that quotes it hands that text to whoever displays the error. Each
+ * field takes the parameter's name, which its message starts with.
  *
  * A field accepts the value as received (a string); an empty value is
  * refused unless the field is wrapped in {@link blankAsAbsent}, which the
@@ -11,13 +16,15 @@
  * filter as none, while the newer routes refuse an empty parameter).
  */
 import { z } from 'zod';
-import { isUuid } from './ids.ts';
+import { InvalidParamError } from '../errors.ts';
 import {
   DNS_1123_LABEL,
   DNS_1123_SUBDOMAIN,
+  isUuid,
   KIND_NAME,
   LABEL_NAME,
-} from './patterns.ts';
+  RFC_3339,
+} from '../patterns.ts';
 
 /** A value matching `re`; the message says `name must be <rule>`. */
 export const patternField = (name: string, re: RegExp, rule: string) =>
@@ -43,25 +50,75 @@ export const kindField = (name = 'kind') =>
   );
 
 /** One of a fixed set of values, compared exactly. */
-export const oneOfField = (name: string, allowed: readonly string[]) =>
+export const oneOfField = <const T extends string>(
+  name: string,
+  allowed: readonly T[],
+) =>
+  z.enum(allowed as readonly [T, ...T[]], {
+    error: `${name} must be one of ${allowed.join(', ')}`,
+  });
+
+/** `true` or `false`, as a boolean. */
+export const booleanField = (name: string) =>
   z
+    .enum(['true', 'false'], { error: `${name} must be true or false` })
+    .transform((v) => v === 'true');
+
+/**
+ * An integer from `min` to `max` in decimal digits (no sign, no more digits
+ * than `max` has).
+ */
+export const integerField = (name: string, min: number, max: number) => {
+  const digits = new RegExp(`^[0-9]{1,${String(max).length}}$`);
+  return z
     .string()
     .refine(
-      (v) => allowed.includes(v),
-      `${name} must be one of ${allowed.join(', ')}`,
-    );
+      (v) => digits.test(v) && Number(v) >= min && Number(v) <= max,
+      `${name} must be an integer from ${min} to ${max}`,
+    )
+    .transform(Number);
+};
 
-const RFC_3339 =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const NS_PER_MS = 1_000_000n;
 
-/** An RFC 3339 time with an offset, as a Date. */
+/**
+ * An RFC 3339 time with an offset as nanoseconds since the epoch; undefined
+ * if it is not one, names a day that does not exist, or has more than nine
+ * fractional digits.
+ */
+export function parseNanoTime(text: string): bigint | undefined {
+  const match = RFC_3339.exec(text);
+  if (!match) return undefined;
+  const [, seconds = '', fraction = '', zone = ''] = match;
+  if (fraction.length > 9) return undefined;
+  const ms = Date.parse(`${seconds.toUpperCase()}${zone.toUpperCase()}`);
+  if (Number.isNaN(ms)) return undefined;
+  // Date.parse rolls 2026-02-30 over to March: refuse what it changed.
+  const day = seconds.slice(0, 10);
+  if (new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
+    return undefined;
+  }
+  return BigInt(ms) * NS_PER_MS + BigInt(fraction.padEnd(9, '0'));
+}
+
+const rfc3339Rule = (name: string) => `${name} must be an RFC 3339 time`;
+
+/** An RFC 3339 time with an offset, as nanoseconds since the epoch. */
+export const nanoTimeField = (name: string) =>
+  z.string().transform((v, ctx) => {
+    const ns = parseNanoTime(v);
+    if (ns === undefined) {
+      ctx.addIssue({ code: 'custom', message: rfc3339Rule(name) });
+      return z.NEVER;
+    }
+    return ns;
+  });
+
+/** An RFC 3339 time with an offset, as a Date (millisecond precision). */
 export const timeField = (name: string) =>
   z
     .string()
-    .refine(
-      (v) => RFC_3339.test(v) && !Number.isNaN(Date.parse(v)),
-      `${name} must be an RFC 3339 time`,
-    )
+    .refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name))
     .transform((v) => new Date(v));
 
 /** `field`, with an empty value taken as the parameter's absence. */
@@ -101,7 +158,8 @@ export function isLabelValue(value: string): boolean {
 /**
  * `labels`: comma-separated `key=value` or `key` terms, each key a
  * Kubernetes label key and each value a label value; a key at most once.
- * The 400 names the term at fault. Empty is no selector.
+ * The 400 names the term at fault by its position (never its text). Empty
+ * is no selector.
  */
 export const labelSelectorField = (name = 'labels') =>
   z.string().transform((raw, ctx): LabelSelector | undefined => {
@@ -111,31 +169,71 @@ export const labelSelectorField = (name = 'labels') =>
       present: [],
     };
     const seen = new Set<string>();
-    const refuse = (message: string) => {
-      ctx.addIssue({ code: 'custom', message: `${name}: ${message}` });
+    const refuse = (position: number, rule: string) => {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name}: term ${position} ${rule}`,
+      });
       return z.NEVER;
     };
-    for (const term of raw.split(',')) {
+    for (const [index, term] of raw.split(',').entries()) {
       const equals = term.indexOf('=');
       const key = equals === -1 ? term : term.slice(0, equals);
       if (!isLabelKey(key)) {
         return refuse(
-          `${JSON.stringify(key.slice(0, 100))} is not a label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)`,
+          index + 1,
+          'has no label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)',
         );
       }
-      if (seen.has(key)) return refuse(`${key} is named twice`);
+      if (seen.has(key)) return refuse(index + 1, 'repeats a key');
       seen.add(key);
       if (equals === -1) {
         selector.present.push(key);
         continue;
       }
-      const value = term.slice(equals + 1);
-      if (!isLabelValue(value)) {
+      if (!isLabelValue(term.slice(equals + 1))) {
         return refuse(
-          `${JSON.stringify(value.slice(0, 100))} is not a label value (at most 63 letters, digits, -, _ or .)`,
+          index + 1,
+          'has no label value (at most 63 letters, digits, -, _ or .)',
         );
       }
-      selector.equals[key] = value;
+      selector.equals[key] = term.slice(equals + 1);
     }
     return selector;
   });
+
+/** A sort: a key and its direction. */
+export interface SortSpec {
+  /** A key of the list's allow-list. */
+  key: string;
+  descending: boolean;
+}
+
+/** The 400 for a sort key outside the list's allow-list, naming the keys. */
+export function unknownSortKeyError(
+  allowedKeys: readonly string[],
+): InvalidParamError {
+  return new InvalidParamError(
+    `sort must be one of ${allowedKeys.join(', ')}, optionally prefixed with - for descending`,
+    { details: { param: 'sort', allowed: [...allowedKeys] } },
+  );
+}
+
+/**
+ * sort: one key of `allowedKeys`, optionally prefixed with `-`; empty is
+ * the list's usual order.
+ */
+export function sortField(allowedKeys: readonly string[]) {
+  return z.string().transform((raw, ctx): SortSpec | undefined => {
+    if (raw === '') return undefined;
+    const descending = raw.startsWith('-');
+    const key = descending ? raw.slice(1) : raw;
+    if (allowedKeys.includes(key)) return { key, descending };
+    ctx.addIssue({
+      code: 'custom',
+      message: unknownSortKeyError(allowedKeys).message,
+      params: { allowed: [...allowedKeys] },
+    });
+    return z.NEVER;
+  });
+}

@@ -9,11 +9,8 @@
  * `x-access`); the error codes a route can answer are listed per status.
  */
 import { z } from 'zod';
-import {
-  ERROR_DESCRIPTIONS,
-  ERROR_STATUS,
-  type ErrorCode,
-} from './error-codes.ts';
+import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ERROR_DESCRIPTIONS } from './error-codes.ts';
 import { parametersOf, type RouteQuery } from './query.ts';
 import {
   permissionsOf,

@@ -122,6 +122,9 @@ export function parametersOf(schema: QuerySchema): z.ZodObject {
   return schema instanceof z.ZodPipe ? schema.in : schema;
 }
 
+/** A parameter name as this API spells its own: safe to name in a 400. */
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
 const ERROR_CLASSES: Record<ParamErrorCode, ParamErrorClass> = {
   bad_request: ValidationError,
   invalid_param: InvalidParamError,
@@ -157,7 +160,9 @@ export function readParams<Q extends RouteQuery>(
   if (options.refuseUnknown) {
     const unknown = Object.keys(params).find((name) => !known.includes(name));
     if (unknown !== undefined) {
-      const nameable = !isInvalidUtf8(unknown) && unknown.length <= 100;
+      // Named only when it reads as a parameter name: any other is text
+      // the caller chose (an RTL override, a NUL, SQL), not echoed back.
+      const nameable = PLAIN_NAME.test(unknown);
       throw new ERROR_CLASSES[spec.unknownParam](
         nameable
           ? `unknown query parameter ${unknown}`

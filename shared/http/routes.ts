@@ -73,9 +73,10 @@ import { changeFeedQuery } from '../changes/feed.ts';
 import {
   WHAT_CHANGED_SOURCES,
   whatChangedRouteQuery,
-} from '../changes/what-changed-route.ts';
-import { clusterListQuery } from '../clusters/list-query.ts';
-import { timelineRouteQuery } from '../events/timeline-route.ts';
+} from '../changes/route.ts';
+import { clusterListQuery } from '../clusters/route.ts';
+import { type ErrorCode, LIVE_READ_FAILURES } from '../errors.ts';
+import { timelineRouteQuery } from '../events/route.ts';
 import { graphQuery } from '../graph/route.ts';
 import { hostListQuery } from '../hosts/route.ts';
 import { listQuery } from '../inventory/list.ts';
@@ -83,7 +84,6 @@ import { LISTS } from '../inventory/lists.ts';
 import { auditListQuery } from '../live/audit.ts';
 import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
 import { metricsQuery } from '../metrics/params.ts';
-import { type ErrorCode, LIVE_READ_FAILURES } from './error-codes.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 import type { RateLimitFamily } from './rate-limit.ts';
 

@@ -5,7 +5,7 @@
  * lowercased key, with `lower($n)`).
  *
  * The rules of a search text are one function, checkSearchText, behind both
- * the inventory lists' `q` (shared/inventory/params.ts) and the clusters
+ * the inventory lists' `q` (shared/inventory/list.ts) and the clusters
  * list's `search` (searchText).
  */
 import { z } from 'zod';

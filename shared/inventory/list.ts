@@ -9,33 +9,38 @@
  * Every identifier and SQL fragment comes from a definition; nothing from a
  * request is ever spliced into SQL: values travel as `$n` parameters, and a
  * sort key is looked up in the definition, which refuses a key it does not
- * know (a second check after parseSort's).
+ * know (a second check after the sort field's).
  */
 import { z } from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
-import { type LabelSelector, labelSelectorField } from '../http/fields.ts';
-import { isUuid } from '../http/ids.ts';
+import {
+  blankAsAbsent,
+  kindField,
+  type LabelSelector,
+  labelSelectorField,
+  namespaceField,
+  oneOfField,
+  type SortSpec,
+  sortField,
+  unknownSortKeyError,
+} from '../http/fields.ts';
+import {
+  offsetOf,
+  type Paging as PageRequest,
+  pagingFields,
+  pagingOf,
+} from '../http/paging.ts';
 import {
   type QueryParams,
   type RouteQuery,
   readParams,
 } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
-import { containsPattern } from '../http/search.ts';
+import { containsPattern, searchText } from '../http/search.ts';
+import { isUuid } from '../patterns.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
-import {
-  type FilterField,
-  listPagingFields,
-  listPagingOf,
-  type Paging,
-  SEARCH_AND_SORT,
-  type SortSpec,
-  searchField,
-  sortField,
-  unknownSortKeyError,
-} from './params.ts';
 import { fieldRendering, sanitizedFields } from './records.ts';
 
 /** What a sort key compares: SQL expressions over the list's table. */
@@ -49,10 +54,55 @@ export interface SortKey {
   readonly inverted?: boolean;
 }
 
+export const DEFAULT_PER_PAGE = 50;
+/**
+ * per_page above this is clamped to it (as List Clusters clamps its own
+ * maximum) and the clamped value is echoed in meta.per_page.
+ */
+export const MAX_PER_PAGE = 500;
+
+/** The lists' q and sort: their errors are 400 invalid_param. */
+const SEARCH_AND_SORT = ['q', 'sort'] as const;
+
+/** page (default 1, at most MAX_PAGE) and per_page (default 50, clamped). */
+const listPagingFields = pagingFields(MAX_PER_PAGE);
+
+export interface Paging extends PageRequest {
+  offset: number;
+}
+
+/** The paging a list's parsed page and per_page ask for, with its offset. */
+function listPagingOf(query: {
+  page?: number | undefined;
+  per_page?: number | undefined;
+}): Paging {
+  const paging = pagingOf(query, DEFAULT_PER_PAGE);
+  return { ...paging, offset: offsetOf(paging) };
+}
+
+/**
+ * A list filter's value rule: a zod field over the value as received (an
+ * empty value is no filter), given the parameter's name.
+ */
+export type FilterField = (
+  param: string,
+) => z.ZodType<string | undefined, string>;
+
+export const namespaceFilter: FilterField = (param) =>
+  blankAsAbsent(namespaceField(param));
+
+export const kindFilter: FilterField = (param) =>
+  blankAsAbsent(kindField(param));
+
+export const oneOfFilter =
+  (allowed: readonly string[]): FilterField =>
+  (param) =>
+    blankAsAbsent(oneOfField(param, allowed));
+
 export interface ListFilter {
   /** The column compared for equality with the parameter's value. */
   readonly column: string;
-  /** The value's rule (shared/inventory/params.ts). */
+  /** The value's rule. */
   readonly field: FilterField;
 }
 
@@ -321,7 +371,11 @@ export function listQuery(definition: ListDefinition) {
     );
     const schema = z
       .object({
-        ...(definition.search && { q: searchField.optional() }),
+        // q: repeated and invalid UTF-8 are refused by the reader, then
+        // checkSearchText's rules, each a 400 invalid_param saying which.
+        ...(definition.search && {
+          q: searchText('q', { withReason: true }).optional(),
+        }),
         ...(sortKeys.length > 0 && { sort: sortField(sortKeys).optional() }),
         ...filterFields,
         ...(definition.labels && { labels: labelSelectorField().optional() }),

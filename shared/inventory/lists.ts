@@ -30,12 +30,14 @@
 import type { Queryable } from '../db/pool.ts';
 import type { QueryParams } from '../http/query.ts';
 import {
+  kindFilter,
   type ListDefinition,
   type ListPage,
+  namespaceFilter,
+  oneOfFilter,
   runList,
   TIE_BREAK,
 } from './list.ts';
-import { kindFilter, namespaceFilter, oneOfFilter } from './params.ts';
 import {
   type EndpointSliceRecord,
   type EventRecord,

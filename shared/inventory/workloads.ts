@@ -6,8 +6,8 @@
 
 import { type Queryable, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
 import type { QueryParams } from '../http/query.ts';
+import { isUuid } from '../patterns.ts';
 import { columnsOf, type ListPage, runList } from './list.ts';
 import { LISTS } from './lists.ts';
 import {

@@ -154,7 +154,6 @@ function auditUnavailable(
     error: cause instanceof Error ? cause.message : String(cause),
   });
   return new LiveReadError(
-    503,
     'audit_unavailable',
     'live reads are unavailable: the read could not be audited',
     { cause },

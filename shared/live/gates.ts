@@ -72,7 +72,6 @@ export function isAtLeast(version: string | null, required: string): boolean {
 
 function tooOld(required: string, agent: AgentState, what: string) {
   return new LiveReadError(
-    409,
     'agent_too_old',
     `${what} needs cluster agent ${required} or later; this cluster's agent is ${agent.agent_version ?? 'of an unknown version'}`,
     {
@@ -99,16 +98,11 @@ export function checkAgent(
   options: { sinceTime?: boolean } = {},
 ): GateOutcome {
   if (agent.agent_id === null) {
-    throw new LiveReadError(
-      409,
-      'no_agent',
-      'the cluster has no cluster agent',
-    );
+    throw new LiveReadError('no_agent', 'the cluster has no cluster agent');
   }
   if (agent.agent_status !== 'connected') {
     const seen = agent.last_seen_at?.toISOString() ?? null;
     throw new LiveReadError(
-      409,
       'agent_offline',
       seen === null
         ? "the cluster's agent is not connected (never seen)"

@@ -11,6 +11,7 @@
  * the subject is reachable by anything on the NATS account.
  */
 import { z } from 'zod';
+import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../patterns.ts';
 
 export const KUBE_QUERY_VERSION = 1;
 /** How long the backend waits for a reply. */
@@ -67,14 +68,10 @@ export const KUBE_QUERY_ERROR_CODES = [
 ] as const;
 export type KubeQueryErrorCode = (typeof KUBE_QUERY_ERROR_CODES)[number];
 
-/** DNS-1123 label: namespaces and container names. */
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-/** DNS-1123 subdomain: object and pod names. */
-export const DNS_SUBDOMAIN =
-  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-const label = z.string().regex(DNS_LABEL, 'not a DNS-1123 label');
-const subdomain = z.string().regex(DNS_SUBDOMAIN, 'not a DNS-1123 subdomain');
+const label = z.string().regex(DNS_1123_LABEL, 'not a DNS-1123 label');
+const subdomain = z
+  .string()
+  .regex(DNS_1123_SUBDOMAIN, 'not a DNS-1123 subdomain');
 
 const envelope = {
   type: z.literal('kube_query'),

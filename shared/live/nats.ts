@@ -157,7 +157,6 @@ export class LiveNatsProvider {
 
 function unavailable(cause?: unknown): LiveReadError {
   return new LiveReadError(
-    503,
     'live_unavailable',
     'live reads are unavailable: the backend has no NATS connection',
     { cause },
@@ -195,7 +194,6 @@ function mapRequestError(error: unknown, timeoutMs: number): LiveReadError {
     (error instanceof RequestError && error.isNoResponders())
   ) {
     return new LiveReadError(
-      502,
       'agent_unreachable',
       "the cluster's agent is not listening for live reads",
       { cause: error },
@@ -203,7 +201,6 @@ function mapRequestError(error: unknown, timeoutMs: number): LiveReadError {
   }
   if (error instanceof TimeoutError || cause instanceof TimeoutError) {
     return new LiveReadError(
-      504,
       'agent_timeout',
       `the cluster's agent did not answer within ${Math.round(timeoutMs / 1000)} s`,
       { cause: error },

@@ -201,7 +201,7 @@ function requestOf(
 }
 
 function agentError(message: string, cause?: unknown): LiveReadError {
-  return new LiveReadError(502, 'agent_error', message, { cause });
+  return new LiveReadError('agent_error', message, { cause });
 }
 
 /** The reply, checked; an agent's error becomes 502 with its message sanitized. */

@@ -16,12 +16,13 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
-import { timeField } from '../http/fields.ts';
 import {
-  DNS_1123_LABEL,
-  DNS_1123_SUBDOMAIN,
-  KIND_NAME,
-} from '../http/patterns.ts';
+  booleanField,
+  kindField,
+  namespaceField,
+  objectNameField,
+  timeField,
+} from '../http/fields.ts';
 import { type RouteQuery, readRouteQuery } from '../http/query.ts';
 import {
   METRICS_QUERIES,
@@ -47,26 +48,13 @@ export function stepForRange(rangeMs: number): number {
   return row?.stepSeconds ?? 3600;
 }
 
-const shaped = (name: string, pattern: RegExp, rule: string) =>
-  z.string().refine((value) => pattern.test(value), `${name} must be ${rule}`);
-
 export const metricsParamsSchema = z.object({
   start: timeField('start').optional(),
   end: timeField('end').optional(),
-  namespace: shaped('namespace', DNS_1123_LABEL, 'a DNS-1123 label').optional(),
-  workload: shaped(
-    'workload',
-    DNS_1123_SUBDOMAIN,
-    'a DNS-1123 subdomain of at most 253 characters',
-  ).optional(),
-  workload_kind: shaped(
-    'workload_kind',
-    KIND_NAME,
-    'an upper-case letter then at most 62 letters or digits, e.g. Deployment',
-  ).optional(),
-  instant: z
-    .enum(['true', 'false'], { error: 'instant must be true or false' })
-    .optional(),
+  namespace: namespaceField().optional(),
+  workload: objectNameField('workload').optional(),
+  workload_kind: kindField('workload_kind').optional(),
+  instant: booleanField('instant').optional(),
 });
 
 /** The route table's query entry of the metrics route. */
@@ -146,7 +134,7 @@ export function toMetricsRequest(
       refuse(filter, `${filter} is required by ${query.name}`);
     }
   }
-  const instant = params.instant === 'true';
+  const instant = params.instant === true;
   if (instant && !query.instant) {
     refuse('instant', `instant is not accepted by ${query.name}`);
   }

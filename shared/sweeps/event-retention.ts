@@ -24,7 +24,7 @@ import { MetricName, MetricUnit, metrics } from '../observability/metrics.ts';
 export interface RetentionSweepOptions {
   retentionHours: number;
   /** EVENT_HISTORY_DAYS: the history's partitions to keep and make. */
-  historyDays?: number;
+  historyDays: number;
   now?: Date;
   /** How long the second pass waits for a busy cluster's lock. */
   lockWaitMs?: number;
@@ -32,7 +32,7 @@ export interface RetentionSweepOptions {
 
 export interface RetentionSweepResult {
   deleted: number;
-  /** The 14-day history's daily partitions made ahead and dropped. */
+  /** The history's daily partitions made ahead and dropped. */
   partitions: PartitionUpkeep;
   /** Rate-limit windows that ended long ago, deleted. */
   rateLimitWindows: number;
@@ -105,7 +105,7 @@ export async function expireEvents(
   // The history's retention is whole partitions: no per-cluster lock.
   const partitions = await keepEventHistoryPartitions(
     db,
-    options.historyDays ?? 14,
+    options.historyDays,
     now,
   );
   const rateLimitWindows = await deleteEndedWindows(db);

@@ -14,6 +14,7 @@ import {
   queryOne,
   type Tx,
 } from '../db/pool.ts';
+import { findTenantBySlugs } from '../tenancy/tenants.ts';
 import type { Cluster } from '../wire/inventory.ts';
 import {
   KIND_ORDER,
@@ -328,18 +329,17 @@ export interface TenantRow {
   environment_id: string;
 }
 
-export function findTenant(
+/** The subject's client and environment; undefined unless both exist. */
+export async function findTenant(
   db: Queryable,
   clientSlug: string,
   envSlug: string,
 ): Promise<TenantRow | undefined> {
-  return queryMaybeOne<TenantRow & Record<string, unknown>>(
-    db,
-    prepared(`select c.id as client_id, e.id as environment_id
-     from clients c join environments e on e.client_id = c.id
-     where c.slug = $1 and e.slug = $2`),
-    [clientSlug, envSlug],
-  );
+  const tenant = await findTenantBySlugs(db, clientSlug, envSlug, {
+    prepare: true,
+  });
+  if (tenant?.environment_id == null) return undefined;
+  return { client_id: tenant.client_id, environment_id: tenant.environment_id };
 }
 
 export interface LockedCluster {

@@ -11,6 +11,7 @@
  * as received (incoming.ts: digests, deferred validation) and one kind's
  * write (write-kind.ts: chunks, COPY, work overlapped with the database's).
  */
+
 import { isIP } from 'node:net';
 import { syncArgocdApplications } from '../argocd/applications.ts';
 import {
@@ -22,6 +23,7 @@ import {
   applyWorkloadFacts,
   type FactsStepResult,
 } from '../changes/workload-changes.ts';
+import { DEFAULT_EVENT_HISTORY_DAYS } from '../config.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
 import {
@@ -188,7 +190,7 @@ export async function syncInventory(
   const status = inventory.cluster.status ?? 'unknown';
   const assetStatus = ASSET_STATUS[status] ?? 'active';
 
-  const historyDays = options.eventHistoryDays ?? 14;
+  const historyDays = options.eventHistoryDays ?? DEFAULT_EVENT_HISTORY_DAYS;
   if (inventory.events !== undefined) {
     await ensureEventHistoryPartitions(db, historyDays, now);
   }

@@ -7,6 +7,7 @@
 import { isRole, ROLES, type Role } from '../auth/roles.ts';
 import { type Queryable, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { findTenantBySlugs } from './tenants.ts';
 
 export interface GrantInput {
   email: string;
@@ -26,12 +27,6 @@ export interface GrantResult {
   /** false when the same grant already existed. */
   created: boolean;
 }
-
-const FIND_TARGET = `
-  select c.id as client_id, e.id as environment_id
-    from clients c
-    left join environments e on e.client_id = c.id and e.slug = $2
-   where c.slug = $1`;
 
 const INSERT_GRANT = `
   insert into user_grants (email, role, client_id, environment_id)
@@ -62,10 +57,11 @@ export async function grantRole(
     );
   }
   const role = input.role;
-  const target = await queryMaybeOne<{
-    client_id: string;
-    environment_id: string | null;
-  }>(db, FIND_TARGET, [input.clientSlug, input.envSlug ?? null]);
+  const target = await findTenantBySlugs(
+    db,
+    input.clientSlug,
+    input.envSlug ?? null,
+  );
   if (!target)
     throw new NotFoundError(`no client with slug ${input.clientSlug}`);
   if (input.envSlug !== undefined && target.environment_id === null) {

@@ -5,12 +5,14 @@
  */
 import {
   type Db,
+  prepared,
   type Queryable,
   queryMaybeOne,
   queryOne,
   withTransaction,
 } from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { DNS_1123_LABEL } from '../patterns.ts';
 
 export interface TenantInput {
   clientSlug: string;
@@ -28,8 +30,6 @@ export interface Tenant {
   clientCreated: boolean;
   environmentCreated: boolean;
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 const INSERT_CLIENT = `
   insert into clients (slug, name) values ($1, $2)
@@ -52,7 +52,7 @@ export async function ensureTenant(
     ['client', input.clientSlug],
     ['environment', input.envSlug],
   ] as const) {
-    if (!DNS_LABEL.test(slug)) {
+    if (!DNS_1123_LABEL.test(slug)) {
       throw new ValidationError(
         `${what} slug ${JSON.stringify(slug)} is not a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters)`,
       );
@@ -88,11 +88,36 @@ export async function ensureTenant(
   });
 }
 
-const FIND_TENANT_IDS = `
+export interface TenantIds {
+  client_id: string;
+  /** null: no environment was asked for, or the client has none of that slug. */
+  environment_id: string | null;
+}
+
+const TENANT_BY_SLUGS = `
   select c.id as client_id, e.id as environment_id
-  from clients c
-  left join environments e on e.client_id = c.id and e.slug = $2
-  where c.slug = $1`;
+    from clients c
+    left join environments e on e.client_id = c.id and e.slug = $2
+   where c.slug = $1`;
+
+/**
+ * The client of `clientSlug` and its environment of `envSlug` (null when
+ * not asked or not there); undefined when no client has that slug. The one
+ * tenant-by-slug statement: the sync (prepared: it runs on every message),
+ * grants and webhook sources all read tenants through it.
+ */
+export function findTenantBySlugs(
+  db: Queryable,
+  clientSlug: string,
+  envSlug: string | null,
+  options: { prepare?: boolean } = {},
+): Promise<TenantIds | undefined> {
+  return queryMaybeOne<TenantIds & Record<string, unknown>>(
+    db,
+    options.prepare ? prepared(TENANT_BY_SLUGS) : TENANT_BY_SLUGS,
+    [clientSlug, envSlug],
+  );
+}
 
 /**
  * The ids of an existing client and environment, for the operator
@@ -104,10 +129,7 @@ export async function findTenantIds(
   clientSlug: string,
   envSlug: string,
 ): Promise<{ clientId: string; environmentId: string }> {
-  const row = await queryMaybeOne<{
-    client_id: string;
-    environment_id: string | null;
-  }>(db, FIND_TENANT_IDS, [clientSlug, envSlug]);
+  const row = await findTenantBySlugs(db, clientSlug, envSlug);
   if (!row) throw new NotFoundError(`client: no client ${clientSlug}`);
   if (row.environment_id === null) {
     throw new NotFoundError(

@@ -8,7 +8,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Db, query, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../http/ids.ts';
+import { isUuid } from '../patterns.ts';
+import { findTenantBySlugs } from '../tenancy/tenants.ts';
 
 export const WEBHOOK_KINDS = ['argocd', 'alertmanager'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
@@ -38,12 +39,6 @@ function sha256(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 
-const FIND_TENANT = `
-  select c.id as client_id, e.id as environment_id
-  from clients c
-  left join environments e on e.client_id = c.id and e.slug = $2
-  where c.slug = $1`;
-
 const INSERT_SOURCE = `
   insert into webhook_sources (client_id, environment_id, kind, secret_sha256)
   values ($1, $2, $3, $4)
@@ -59,10 +54,11 @@ export async function addWebhookSource(
       `kind: must be one of ${WEBHOOK_KINDS.join(', ')}`,
     );
   }
-  const tenant = await queryMaybeOne<{
-    client_id: string;
-    environment_id: string | null;
-  }>(db, FIND_TENANT, [input.clientSlug, input.envSlug ?? null]);
+  const tenant = await findTenantBySlugs(
+    db,
+    input.clientSlug,
+    input.envSlug ?? null,
+  );
   if (!tenant) throw new NotFoundError(`client: no client ${input.clientSlug}`);
   if (input.envSlug !== undefined && tenant.environment_id === null) {
     throw new NotFoundError(

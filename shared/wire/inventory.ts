@@ -35,7 +35,7 @@
 
 import { z } from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
-import { UUID_PATTERN } from '../ids.ts';
+import { CLUSTER_STATUSES, UUID_PATTERN } from '../patterns.ts';
 import { jsonBoundViolation } from './bounded-json.ts';
 import { errorMap, formatIssues, formatPath } from './issues.ts';
 import { repoUrlHasUserinfo } from './repo-url.ts';
@@ -621,13 +621,6 @@ export const argocdApplicationSchema = obj({
 
 // -------------------------------------------------------------- envelope
 
-export const CLUSTER_STATUSES = [
-  'healthy',
-  'degraded',
-  'unreachable',
-  'unknown',
-] as const;
-
 export const clusterSchema = obj({
   name: requiredName(),
   /** The kube-system namespace's UID. */
@@ -653,6 +646,7 @@ export const collectionSchema = obj({
   events_truncated: orDefault(z.boolean(), () => false),
 });
 
+/** Either case; both the body and the subject lower-case it. */
 const agentId = z
   .string()
   .regex(UUID_PATTERN, { error: 'expected a UUID' })

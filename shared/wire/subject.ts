@@ -4,7 +4,7 @@
  * it), so a subject that breaks a rule is refused, naming the rule.
  */
 import { RejectedInventoryError } from '../errors.ts';
-import { UUID_PATTERN } from '../ids.ts';
+import { DNS_1123_LABEL, UUID_PATTERN } from '../patterns.ts';
 
 export interface InventorySubject {
   clientSlug: string;
@@ -17,9 +17,6 @@ const PREFIX = 'proxima';
 const SUFFIX = 'kubernetes';
 const SHAPE = `${PREFIX}.<client_slug>.<env_slug>.<agent_id>.${SUFFIX}`;
 
-/** DNS-1123 label: lowercase alphanumerics and '-', 1-63, alnum at both ends. */
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 /** SQS caps a MessageGroupId at 128 characters. */
 const GROUP_ID_MAX = 128;
 
@@ -29,7 +26,7 @@ function shown(value: string): string {
 }
 
 function checkSlug(what: string, value: string): void {
-  if (!DNS_LABEL.test(value)) {
+  if (!DNS_1123_LABEL.test(value)) {
     throw new RejectedInventoryError(
       `subject: ${what} ${shown(value)} is not a DNS-1123 label (lowercase letters, digits and '-', 1-63 characters, starting and ending with a letter or digit)`,
     );

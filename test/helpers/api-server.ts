@@ -14,7 +14,7 @@ import {
   signLocalToken,
 } from '../../shared/auth/local-jwt.ts';
 import type { Db } from '../../shared/db/pool.ts';
-import { ERROR_STATUS, type ErrorCode } from '../../shared/http/error-codes.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../shared/errors.ts';
 import { errorCodesOf } from '../../shared/http/openapi.ts';
 import { matchRoute } from '../../shared/http/route-match.ts';
 import type { TestDatabase } from './db.ts';

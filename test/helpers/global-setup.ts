@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../shared/db/embedded.ts';
+import { startEmbeddedPostgres } from '../../infra/local/embedded-postgres.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { createPool } from '../../shared/db/pool.ts';
 import { ensureRolesAndGrants } from '../../shared/db/roles.ts';

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnNatsServer } from '../../shared/ingest/nats-server.ts';
+import { spawnNatsServer } from '../../infra/local/nats-server.ts';
 
 export interface TestNatsServer {
   url: string;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import {
   type SpawnedVictoriaMetrics,
   spawnVictoriaMetrics,
-} from '../../shared/metrics/victoria-metrics.ts';
+} from '../../infra/local/victoria-metrics.ts';
 import { importLine } from '../../shared/metrics/writer.ts';
 
 export interface Sample {

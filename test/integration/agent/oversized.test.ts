@@ -6,6 +6,10 @@ import { gunzipSync } from 'node:zlib';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type SpawnedNatsServer,
+  spawnNatsServer,
+} from '../../../infra/local/nats-server.ts';
 import { createAgentMetrics } from '../../../shared/agent/metrics.ts';
 import {
   encodeInventory,
@@ -13,10 +17,6 @@ import {
   withoutSpecFacts,
 } from '../../../shared/agent/publish.ts';
 import { buildInventory } from '../../../shared/collector/collect.ts';
-import {
-  type SpawnedNatsServer,
-  spawnNatsServer,
-} from '../../../shared/ingest/nats-server.ts';
 import {
   type InventoryInput,
   parseInventory,

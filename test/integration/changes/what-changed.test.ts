@@ -5,7 +5,7 @@ import { historyEventsReader } from '../../../shared/changes/timeline-events.ts'
 import {
   DEPLOY_NOTE,
   EVENTS_UNAVAILABLE_NOTE,
-  EVENTS_WINDOW_NOTE,
+  eventsWindowNote,
   readWhatChanged,
   SHARED_ENVIRONMENT_NOTE,
   SHARED_ENVIRONMENT_UNKNOWN_NOTE,
@@ -141,6 +141,8 @@ describe('the what-changed timeline', () => {
   afterAll(() => database.drop());
 
   const everyone: Scope = { clientIds: [], environments: [] };
+  /** EVENT_HISTORY_DAYS as these tests configure it. */
+  const HISTORY_DAYS = 14;
   function read(
     cluster: TimelineCluster,
     q: Partial<WhatChangedQuery> = {},
@@ -164,6 +166,7 @@ describe('the what-changed timeline', () => {
         ...q,
       },
       events: options.events ?? noEvents,
+      historyDays: HISTORY_DAYS,
       now: NOW,
     });
   }
@@ -673,7 +676,7 @@ describe('the what-changed timeline', () => {
     ]);
     expect(second.items).toEqual(first.items);
     expect(timeline.events.map((e) => e.id)).toEqual([first.items[0]?.id]);
-    expect(first.notes).toContain(EVENTS_WINDOW_NOTE);
+    expect(first.notes).toContain(eventsWindowNote(HISTORY_DAYS));
     expect(first.sources.events).toBe('ok');
   });
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres } from '../../../shared/db/embedded.ts';
+import { startEmbeddedPostgres } from '../../../infra/local/embedded-postgres.ts';
 import { freePort } from '../../helpers/global-setup.ts';
 
 const isRoot = process.getuid?.() === 0;

@@ -20,15 +20,15 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type EmbeddedPostgresHandle,
+  startEmbeddedPostgres,
+} from '../../../infra/local/embedded-postgres.ts';
 import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import {
   APPLICATION_LOGINS,
   DATABASE_NAME,
 } from '../../../infra/stacks/database-stack.ts';
-import {
-  type EmbeddedPostgresHandle,
-  startEmbeddedPostgres,
-} from '../../../shared/db/embedded.ts';
 import { GROUP_ROLES } from '../../../shared/db/roles.ts';
 import { freePort } from '../../helpers/global-setup.ts';
 

@@ -370,6 +370,7 @@ describe('database roles and grants', () => {
       });
       const expired = await expireEvents(as.maintenance, {
         retentionHours: 24,
+        historyDays: 14,
         now: later,
       });
 

@@ -20,7 +20,7 @@ import {
   vi,
 } from 'vitest';
 import { startKubeQueryResponder } from '../../../shared/agent/responder.ts';
-import { readCaller } from '../../../shared/clusters/repo.ts';
+import { readCaller } from '../../../shared/auth/caller.ts';
 import type { K8sObject } from '../../../shared/collector/k8s.ts';
 import { redactObject } from '../../../shared/collector/redact.ts';
 import { query } from '../../../shared/db/pool.ts';

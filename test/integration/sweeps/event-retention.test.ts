@@ -81,6 +81,7 @@ describe('event retention sweep', () => {
     // Act
     const result = await expireEvents(database.db, {
       retentionHours: 24,
+      historyDays: 14,
       now,
     });
 
@@ -97,12 +98,17 @@ describe('event retention sweep', () => {
     const now = new Date();
     const { clusterId } = await syncedCluster(database.db, tenant, now);
     await stampEvents(clusterId, now);
-    await expireEvents(database.db, { retentionHours: 24, now });
+    await expireEvents(database.db, {
+      retentionHours: 24,
+      historyDays: 14,
+      now,
+    });
     const before = await eventNames(clusterId);
 
     // Act
     const again = await expireEvents(database.db, {
       retentionHours: 24,
+      historyDays: 14,
       now,
     });
 
@@ -122,6 +128,7 @@ describe('event retention sweep', () => {
     const started = Date.now();
     const during = await expireEvents(database.db, {
       retentionHours: 24,
+      historyDays: 14,
       now,
       lockWaitMs: 300,
     });
@@ -130,6 +137,7 @@ describe('event retention sweep', () => {
     await sync.done;
     const later = await expireEvents(database.db, {
       retentionHours: 24,
+      historyDays: 14,
       now,
     });
 
@@ -161,7 +169,13 @@ describe('event retention sweep', () => {
       for (const c of clusters) {
         work.push(syncedCluster(database.db, tenant, at, c.agentId));
       }
-      work.push(expireEvents(database.db, { retentionHours: 24, now: at }));
+      work.push(
+        expireEvents(database.db, {
+          retentionHours: 24,
+          historyDays: 14,
+          now: at,
+        }),
+      );
     }
     const results = await Promise.allSettled(work);
 
@@ -183,7 +197,7 @@ describe('event retention sweep', () => {
   it('emits proxima_k8s_events_expired_total from the Lambda handler', async () => {
     // Prepare
     setDb(database.as('sweeps').db, 'sweeps');
-    await expireEvents(database.db, { retentionHours: 24 });
+    await expireEvents(database.db, { retentionHours: 24, historyDays: 14 });
     const now = new Date();
     const { clusterId } = await syncedCluster(database.db, tenant, now);
     await stampEvents(clusterId, now);

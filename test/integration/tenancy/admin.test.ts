@@ -226,8 +226,8 @@ describe('admin commands', () => {
     expect(
       logged.find((l) => l.message === 'admin command done'),
     ).toMatchObject({ command: 'tenant', clientSlug: client });
-    expect(
-      logged.find((l) => l.message === 'admin command failed'),
-    ).toMatchObject({ level: 'ERROR' });
+    expect(logged.find((l) => l.message === 'invocation failed')).toMatchObject(
+      { level: 'ERROR', function_name: 'admin' },
+    );
   });
 });

@@ -8,7 +8,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { freePort, isNotFound, supervise } from '../process/supervise.ts';
+import {
+  freePort,
+  isNotFound,
+  supervise,
+} from '../../shared/process/supervise.ts';
 
 export interface SpawnVictoriaMetricsOptions {
   /** The storage folder (created when missing). */

@@ -1,20 +1,20 @@
 /**
- * The what-changed route's glue: the caller's sources on the cluster (the
- * route table's `sources` access shape already checked them: 404, 403),
- * its parameters' cross rules, and the read with the 14-day events history.
+ * The change routes' glue. The change feed: the caller's changes:read
+ * scope. What changed: the caller's sources on the cluster (the route
+ * table's `sources` access shape already checked them: 404, 403), its
+ * parameters' cross rules, and the read with the configured events history.
  */
 import type { Permission } from '../auth/permissions.ts';
 import { getConfig } from '../config.ts';
-import type { ApiRequest } from '../http/api-handler.ts';
+import type { RouteFunction } from '../http/api-handler.ts';
 import type { RouteQuery } from '../http/query.ts';
-import type { RouteNamed } from '../http/routes.ts';
+import { changeFeedQueryOf, listChangeFeed } from './feed.ts';
 import { historyEventsReader } from './timeline-events.ts';
 import {
   readWhatChanged,
   SOURCE_PERMISSION,
   SOURCES,
   type TimelineSource,
-  type WhatChanged,
   whatChangedParams,
   whatChangedQuery,
 } from './what-changed.ts';
@@ -30,15 +30,24 @@ export const WHAT_CHANGED_SOURCES: Readonly<
   Record<TimelineSource, Permission>
 > = SOURCE_PERMISSION;
 
-export async function readClusterChanges(
-  request: ApiRequest<RouteNamed<'list-cluster-changes'>>,
-): Promise<WhatChanged> {
-  const { db, cluster, access, sources, query } = request;
+export const listChanges: RouteFunction<'list-changes'> = async ({
+  db,
+  scope,
+  query,
+}) => {
+  const page = await listChangeFeed(db, scope, changeFeedQueryOf(query));
+  return { data: page.items, meta: page.meta };
+};
+
+export const listClusterChanges: RouteFunction<
+  'list-cluster-changes'
+> = async ({ db, cluster, access, sources, query }) => {
   const readable = new Set(
     SOURCES.filter((s) => (sources as readonly string[]).includes(s)),
   );
+  const historyDays = getConfig().EVENT_HISTORY_DAYS;
   const now = new Date();
-  return readWhatChanged(db, {
+  const data = await readWhatChanged(db, {
     cluster: {
       id: cluster.id,
       clientId: cluster.client_id,
@@ -49,9 +58,11 @@ export async function readClusterChanges(
     query: whatChangedQuery(query, now),
     events: historyEventsReader(db, {
       agentVersion: cluster.agent_version,
-      historyDays: getConfig().EVENT_HISTORY_DAYS,
+      historyDays,
       now,
     }),
+    historyDays,
     now,
   });
-}
+  return { data };
+};

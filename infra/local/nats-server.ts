@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
-import { isNotFound, supervise } from '../process/supervise.ts';
+import { isNotFound, supervise } from '../../shared/process/supervise.ts';
 
 export interface SpawnNatsServerOptions {
   /** Holds the config file, the JetStream store and the ports file. */

@@ -1,0 +1,12 @@
+/** The API's own route: its OpenAPI document, built from the route table. */
+import type { RouteFunction } from './api-handler.ts';
+import { openApiDocument } from './openapi.ts';
+import { json } from './response.ts';
+
+let document: object | undefined;
+
+export const getOpenapi: RouteFunction<'get-openapi'> = async () => {
+  // The table cannot change while the process runs: built once.
+  document ??= openApiDocument();
+  return json(200, document);
+};
