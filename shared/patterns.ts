@@ -20,9 +20,13 @@ export const KIND_NAME = /^[A-Z][A-Za-z0-9]{0,62}$/;
  */
 export const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
-/** 8-4-4-4-12 hex digits, either case. */
+/**
+ * 8-4-4-4-12 hex digits, either case, spelt out rather than with the `i`
+ * flag: a JSON Schema pattern (the wire schema's, the OpenAPI document's)
+ * carries no flags.
+ */
 export const UUID_PATTERN =
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
  * An RFC 3339 time with an offset (`Z` or `±hh:mm`), either case of `T` and
