@@ -6,19 +6,18 @@
  * `remove --id ID`: deletes the host; its nodes are unlinked at once. Uses
  * DATABASE_URL, else the local stack's database.
  */
-import { parseArgs } from 'node:util';
-import { getConfig } from '../shared/config.ts';
-import { localDatabaseUrl } from '../shared/db/local-url.ts';
-import { createPool } from '../shared/db/pool.ts';
 import { addHost, listAllHosts, removeHost } from '../shared/hosts/repo.ts';
+import { parseSubcommand, withLocalDatabase } from './subcommand.ts';
 
 const USAGE = `usage:
   npm run host -- add --client SLUG --environment SLUG --hostname NAME [--ip IP] [--os TEXT]
   npm run host -- list [--client SLUG]
   npm run host -- remove --id ID`;
 
-const { values, positionals } = parseArgs({
-  options: {
+const { command, values } = parseSubcommand(
+  USAGE,
+  ['add', 'list', 'remove'],
+  {
     client: { type: 'string' },
     environment: { type: 'string' },
     hostname: { type: 'string' },
@@ -26,32 +25,10 @@ const { values, positionals } = parseArgs({
     os: { type: 'string' },
     id: { type: 'string' },
   },
-  allowPositionals: true,
-  strict: true,
-});
-const [command] = positionals;
+  { add: ['client', 'environment', 'hostname'], remove: ['id'] },
+);
 
-function usage(): never {
-  console.error(USAGE);
-  process.exit(2);
-}
-
-if (positionals.length !== 1) usage();
-if (!['add', 'list', 'remove'].includes(command ?? '')) usage();
-if (
-  command === 'add' &&
-  (!values.client || !values.environment || !values.hostname)
-) {
-  usage();
-}
-if (command === 'remove' && !values.id) usage();
-
-const db = createPool({
-  connectionString: localDatabaseUrl(getConfig()),
-  max: 1,
-  applicationName: 'host',
-});
-try {
+await withLocalDatabase('host', command, async (db) => {
   if (command === 'add') {
     const host = await addHost(db, {
       clientSlug: values.client ?? '',
@@ -78,11 +55,4 @@ try {
     const done = await removeHost(db, values.id ?? '');
     console.log(`host  ${done.id}  removed`);
   }
-} catch (error) {
-  console.error(
-    `host ${command} failed: ${error instanceof Error ? error.message : String(error)}`,
-  );
-  process.exitCode = 1;
-} finally {
-  await db.end();
-}
+});

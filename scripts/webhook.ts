@@ -6,50 +6,32 @@
  * `disable --id ID`: the source is refused from then on. Uses DATABASE_URL,
  * else the local stack's database.
  */
-import { parseArgs } from 'node:util';
-import { getConfig } from '../shared/config.ts';
-import { localDatabaseUrl } from '../shared/db/local-url.ts';
-import { createPool } from '../shared/db/pool.ts';
 import {
   addWebhookSource,
   disableWebhookSource,
   listWebhookSources,
 } from '../shared/webhooks/sources.ts';
+import { parseSubcommand, withLocalDatabase } from './subcommand.ts';
 
 const USAGE = `usage:
   npm run webhook -- add --client SLUG [--environment SLUG] --kind argocd|alertmanager [--json]
   npm run webhook -- list [--client SLUG]
   npm run webhook -- disable --id ID`;
 
-const { values, positionals } = parseArgs({
-  options: {
+const { command, values } = parseSubcommand(
+  USAGE,
+  ['add', 'list', 'disable'],
+  {
     client: { type: 'string' },
     environment: { type: 'string' },
     kind: { type: 'string' },
     id: { type: 'string' },
     json: { type: 'boolean' },
   },
-  allowPositionals: true,
-  strict: true,
-});
-const [command] = positionals;
+  { add: ['client', 'kind'], disable: ['id'] },
+);
 
-function usage(): never {
-  console.error(USAGE);
-  process.exit(2);
-}
-
-if (positionals.length !== 1) usage();
-if (command === 'add' && (!values.client || !values.kind)) usage();
-if (command === 'disable' && !values.id) usage();
-if (!['add', 'list', 'disable'].includes(command ?? '')) usage();
-
-const db = createPool({
-  connectionString: localDatabaseUrl(getConfig()),
-  max: 1,
-  applicationName: 'webhook',
-});
-try {
+await withLocalDatabase('webhook', command, async (db) => {
   if (command === 'add') {
     const source = await addWebhookSource(db, {
       clientSlug: values.client ?? '',
@@ -76,11 +58,4 @@ try {
       `source  ${done.id}  disabled ${done.disabledAt.toISOString()}`,
     );
   }
-} catch (error) {
-  console.error(
-    `webhook ${command} failed: ${error instanceof Error ? error.message : String(error)}`,
-  );
-  process.exitCode = 1;
-} finally {
-  await db.end();
-}
+});
