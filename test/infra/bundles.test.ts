@@ -336,7 +336,15 @@ describe('the API functions, as the HTTP API invokes them behind its JWT authori
         where c.agent_id = $1 limit 1`,
       [agentA],
     );
+    // A CMDB host of the cluster's environment, for the host routes.
+    const host = await queryOne<{ id: string }>(
+      database.db,
+      `insert into hosts (client_id, environment_id, hostname)
+       values ($1, $2, 'bundle-host-1') returning id`,
+      [row.client, row.environment],
+    );
     ids = {
+      hostID: host.id,
       clusterID: row.cluster,
       id: row.client,
       envID: row.environment,
@@ -356,6 +364,7 @@ describe('the API functions, as the HTTP API invokes them behind its JWT authori
         start: new Date(now - 3_600_000).toISOString(),
         end: new Date(now).toISOString(),
       },
+      'get-cluster-graph': object,
       'get-live-manifest': object,
       'list-live-revisions': object,
       'get-live-logs': { namespace: row.namespace, pod: row.pod },
@@ -433,7 +442,11 @@ describe('the sweeps, as their EventBridge schedules invoke them', () => {
     // Prepare
     await query(
       database.db,
-      `update clusters set last_seen_at = now() - interval '2 hours' where agent_id = $1`,
+      // Silence is judged by when the backend last received a snapshot.
+      `update clusters
+          set last_seen_at = now() - interval '2 hours',
+              last_received_at = now() - interval '2 hours'
+        where agent_id = $1`,
       [agentC],
     );
     const sweep = await stage.start(fn('sweep-stale-clusters'));
