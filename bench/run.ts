@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory|slo|cost|scale [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
  */
 import { existsSync } from 'node:fs';
 
@@ -14,6 +14,9 @@ const BENCHES = [
   'metrics',
   'collector',
   'memory',
+  'slo',
+  'cost',
+  'scale',
 ] as const;
 const name = process.argv[2];
 
