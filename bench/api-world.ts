@@ -205,10 +205,12 @@ export async function run(
   scenario: Scenario,
   count: number,
   concurrency: number,
+  tokens?: string[],
 ): Promise<Measured> {
   const batch: LoadBatch = {
     baseUrl,
     token,
+    ...(tokens ? { tokens } : {}),
     paths: Array.from({ length: count }, () => scenario.path()),
     concurrency,
   };
@@ -545,6 +547,8 @@ export interface LoadTarget {
   client: ChildProcess;
   baseUrl: string;
   token: string;
+  /** Readers to spread requests over (rate-limited routes); else `token`'s. */
+  tokens?: string[];
   requests: number;
   warmup: number;
   concurrency: number;
@@ -562,13 +566,13 @@ export async function measureScenarios(
   console.log(
     `page cache warmed before each scenario: ${warmedMb.toFixed(0)} MB read in ${ms(performance.now() - warmStart)}`,
   );
-  const { client, baseUrl, token, concurrency } = target;
+  const { client, baseUrl, token, concurrency, tokens } = target;
   for (const scenario of list) {
     await warmCache(db);
-    await run(client, baseUrl, token, scenario, target.warmup, concurrency);
-    results.push(
-      await run(client, baseUrl, token, scenario, target.requests, concurrency),
-    );
+    const send = (count: number) =>
+      run(client, baseUrl, token, scenario, count, concurrency, tokens);
+    await send(target.warmup);
+    results.push(await send(target.requests));
     log(`  measured ${scenario.name} (load ${loadAverage()})`);
   }
   return results;

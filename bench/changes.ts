@@ -41,6 +41,7 @@ import {
 import { addWebhookSource } from '../shared/webhooks/sources.ts';
 import { startTestApi } from '../test/helpers/api-server.ts';
 import { benchDatabase, ms, percentile, postgresCpuMs } from './common.ts';
+import { round, writeResults } from './results.ts';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 500_000);
 const ALERT_GROUPS = Number(process.env.BENCH_ALERT_GROUPS ?? 200_000);
@@ -373,6 +374,35 @@ const postServerCpuUsed = serverCpuPer(
 console.log(
   `  ${rate.toFixed(0)} notifications/s, ${failed} failed; per notification: this process's CPU (senders and receiver) ${postCpuUsed}${postServerCpuUsed} (target 200/s: ${rate >= 200 ? 'met' : 'NOT met'})`,
 );
+await writeResults({
+  name: 'changes',
+  measures: [
+    'shared/changes',
+    'shared/webhooks',
+    'shared/http',
+    'shared/db',
+    'migrations',
+    'bench/changes.ts',
+  ],
+  figures: {
+    timeline_p99_ms: {
+      value: round(p99),
+      unit: 'ms',
+      objective: 'What changed p99',
+      target: { max: 100, text: '≤ 100 ms' },
+      detail: `p50 ${ms(percentile(latencies, 50))}; ${CHANGES.toLocaleString('en-US')} changes and ${ALERT_GROUPS.toLocaleString('en-US')} alert groups, ${CONCURRENCY} callers, through readWhatChanged`,
+    },
+    timeline_p50_ms: { value: round(percentile(latencies, 50)), unit: 'ms' },
+    webhook_per_second: {
+      value: round(rate),
+      unit: '/s',
+      objective: 'Webhook notifications a second',
+      target: { min: 200, text: '≥ 200/s' },
+      detail: `${NOTIFICATIONS} Argo CD notifications from ${CONCURRENCY} keep-alive senders, ${failed} failed`,
+    },
+  },
+  db,
+});
 agent.destroy();
 await api.close();
 await bench.close();
