@@ -269,6 +269,10 @@ async function main(): Promise<void> {
         size,
         true,
       );
+      written[`${size}.json_bytes`] = {
+        value: Math.round(mb * 1e6),
+        unit: 'bytes',
+      };
       for (const step of ['first', 'same', 'changed'] as const) {
         const sync = median(figures[step]);
         const base = median(floors[step]) + median(parse);
