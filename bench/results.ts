@@ -87,7 +87,13 @@ export function commandLine(
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const settings = Object.keys(env)
-    .filter((k) => k.startsWith('BENCH_') && k !== 'BENCH_RESULTS_DIR')
+    // Where results and databases go does not change the figures.
+    .filter(
+      (k) =>
+        k.startsWith('BENCH_') &&
+        k !== 'BENCH_RESULTS_DIR' &&
+        k !== 'BENCH_DB_SUFFIX',
+    )
     .sort()
     .map((k) => `${k}=${env[k]}`);
   // argv: node, bench/run.ts, <bench>, flags…

@@ -28,6 +28,7 @@ export const SLO_RUNS: readonly Run[] = [
   { bench: 'changes' },
   { bench: 'events' },
   { bench: 'live' },
+  { bench: 'sync-lambda' },
   { bench: 'coldstart' },
 ];
 
