@@ -168,12 +168,14 @@ const measured = (key: string): number => {
 const medium = {
   wallMs: measured('alone_wall_p50_ms'),
   workerCpuMs: measured('alone_worker_cpu_ms'),
-  // The worker alone's reading, unless a backend exited during it (then
-  // below zero): the window's, per record settled.
+  // The steady window's, per record settled: it holds autovacuum and the
+  // checkpoints in their steady share. The worker alone's reading (just
+  // after the first syncs, when autovacuum is busiest) only when the
+  // window's was not read.
   postgresCpuMs:
-    (fig(steady, 'alone_postgres_cpu_ms') ?? 0) > 0
-      ? (fig(steady, 'alone_postgres_cpu_ms') as number)
-      : measured('postgres_cpu_ms'),
+    (fig(steady, 'postgres_cpu_ms') ?? 0) > 0
+      ? (fig(steady, 'postgres_cpu_ms') as number)
+      : measured('alone_postgres_cpu_ms'),
   walBytes: measured('wal_bytes_per_resync'),
   tableBytes: Math.max(0, measured('table_bytes_per_resync')),
   storedBytes: measured('database_bytes') / measured('clusters'),
@@ -483,6 +485,10 @@ const page: string[] = [
   `${bridgeVcpu} vCPU / ${bridgeGb} GB task × ${bridgeTasks}, ${natGateways} NAT gateway, a ${fmt(queueMaxBytes)}-byte queue limit.`,
   `**Assumed**: ${READS_A_CLUSTER_DAY} API reads a cluster a day; one sync invocation a resync; the database`,
   `sized to run at most ${DB_CPU_HEADROOM * 100}% of its sustained CPU; stored bytes × ${STORAGE_SLACK} for dead tuples and history.`,
+  "**WAL** is the bench server's, stock checkpoint settings: most of a resync's WAL is full-page",
+  'images of pages first touched after a checkpoint. RDS archives WAL for point-in-time recovery and',
+  'bills it as backup storage, so at fleet scale it is the line to check first against a deployed',
+  "instance's TransactionLogsGeneration metric (longer checkpoint intervals shrink it).",
   'Not in the bill: CloudWatch logs and metrics, Secrets Manager, data transfer out, the metrics',
   'store (Amazon Managed Service for Prometheus), the NATS server, and free tiers.',
   '',

@@ -190,7 +190,7 @@ export function machineText(r: BenchResults): string {
   return [
     `${m.cpus} × ${m.cpuModel}`,
     `${m.memoryGiB} GiB`,
-    m.postgres ? `PostgreSQL ${m.postgres}` : undefined,
+    m.postgres ? `PostgreSQL ${m.postgres.split(' ')[0]}` : undefined,
     `Node ${m.node}`,
     `load ${m.loadAverage[0] ?? '?'}`,
   ]
@@ -276,6 +276,9 @@ export function renderSloPage({ results, history }: PageInput): string {
     'command that reproduces it. A figure whose code changed after the commit it ran on is struck',
     'through and marked stale: rerun its command. `npm run bench -- slo` reruns the benches cheap',
     'enough for one sitting and rewrites this page; `npm run bench -- slo --render` only rewrites it.',
+    'The machine column ends with the 1-minute load average when the run ended: above the number of',
+    'CPUs, the machine was shared with other work and wall-clock figures (latencies, rates) are',
+    'inflated; CPU-time figures and ratios measured side by side move less.',
     '',
     ...table,
     '',

@@ -27,6 +27,7 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { build } from 'esbuild';
 import {
   encodeForQueue,
+  QueueAttribute,
   toQueuedRecord,
 } from '../shared/ingest/queue-message.ts';
 import { ensureTenant } from '../shared/tenancy/tenants.ts';
@@ -34,6 +35,7 @@ import {
   generateInventory,
   mutateInventory,
 } from '../test/fixtures/generate.ts';
+import { sqsRecordOf } from '../test/helpers/sqs-record.ts';
 import { benchDatabase, median, postgresCpuMs } from './common.ts';
 import { processCpuMs } from './ingest-stack.ts';
 import { type Figure, round, writeResults } from './results.ts';
@@ -74,13 +76,12 @@ async function bundle(): Promise<string> {
   return outfile;
 }
 
-let seq = 0;
+/** A record as the event source hands it over, its body as the bridge queues it. */
 function record(agentId: string, body: Buffer): SQSRecord {
-  seq++;
   const subject = `proxima.bench.production.${agentId}.kubernetes`;
   const encoded = encodeForQueue({
     subject,
-    streamSeq: seq,
+    streamSeq: 1,
     body,
     contentEncoding: 'gzip',
     maxBytes: 1024 * 1024,
@@ -92,25 +93,14 @@ function record(agentId: string, body: Buffer): SQSRecord {
     Body: encoded.message.body,
     MessageAttributes: encoded.message.attributes,
   });
-  return {
-    messageId: `m-${seq}`,
-    receiptHandle: `r-${seq}`,
-    body: queued.body,
-    messageAttributes: queued.messageAttributes ?? {},
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-      MessageGroupId: agentId,
-      MessageDeduplicationId: `d-${seq}`,
-      SequenceNumber: String(seq),
-    },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench.fifo',
-    awsRegion: 'us-east-1',
-  };
+  // The subject and a fresh stream sequence come from sqsRecordOf.
+  const attributes = Object.entries(queued.messageAttributes ?? {})
+    .filter(
+      ([name]) =>
+        name !== QueueAttribute.subject && name !== QueueAttribute.streamSeq,
+    )
+    .map(([name, value]) => [name, value.stringValue ?? ''] as const);
+  return sqsRecordOf(subject, queued.body, Object.fromEntries(attributes));
 }
 
 function invoke(child: ChildProcess, event: SQSEvent): Promise<void> {
