@@ -12,6 +12,8 @@ import { httpGet } from './http-get.ts';
 export interface LoadBatch {
   baseUrl: string;
   token: string;
+  /** When given, request i is sent with tokens[i % length] (per-user budgets). */
+  tokens?: string[];
   paths: string[];
   concurrency: number;
   /**
@@ -42,14 +44,14 @@ async function runBatch(batch: LoadBatch): Promise<LoadResult> {
   let next = 0;
   const loop = async () => {
     while (next < batch.paths.length) {
-      const path = batch.paths[next] ?? '';
+      const index = next;
+      const path = batch.paths[index] ?? '';
       next += 1;
+      const token = batch.tokens?.length
+        ? (batch.tokens[index % batch.tokens.length] ?? batch.token)
+        : batch.token;
       const started = performance.now();
-      const status = await httpGet(
-        agent,
-        `${batch.baseUrl}${path}`,
-        batch.token,
-      );
+      const status = await httpGet(agent, `${batch.baseUrl}${path}`, token);
       latencies.push(performance.now() - started);
       if (status !== 200) failures.set(status, (failures.get(status) ?? 0) + 1);
     }

@@ -40,7 +40,9 @@ import {
 } from '../shared/db/pool.ts';
 import { addWebhookSource } from '../shared/webhooks/sources.ts';
 import { startTestApi } from '../test/helpers/api-server.ts';
+import { seedAlertGroups, seedChangeRows } from './changes-seed.ts';
 import { benchDatabase, ms, percentile, postgresCpuMs } from './common.ts';
+import { round, writeResults } from './results.ts';
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 500_000);
 const ALERT_GROUPS = Number(process.env.BENCH_ALERT_GROUPS ?? 200_000);
@@ -84,64 +86,8 @@ async function seed(): Promise<TimelineCluster> {
      select a.id, a.client_id, a.environment_id, gen_random_uuid(), a.name, a.name
      from assets a`,
   );
-  // 70% recorded changes, 30% deploys; namespaces ns-0..ns-19, workloads
-  // w-0..w-49 (each drawn from other digits of the row number than its
-  // cluster, so every cluster gets every kind), times spread over 90 days
-  // (129,600 minutes).
-  await query(
-    db,
-    `with cs as (
-       select array_agg(id order by id) as ids,
-              array_agg(client_id order by id) as clients,
-              array_agg(environment_id order by id) as envs,
-              count(*)::int as n
-       from clusters)
-     insert into change_events (source, event_type, client_id, environment_id,
-       scanned_at, severity, summary, details)
-     select case when (i / 100) % 10 < 7 then 'k8s-config' else 'deployment' end,
-            case when (i / 100) % 10 < 7 then 'workload_changed' else 'sync' end,
-            cs.clients[1 + i % cs.n], cs.envs[1 + i % cs.n],
-            now() - (i::bigint * 7919 % 129600) * interval '1 minute', 'info', 'bench change',
-            case when (i / 100) % 10 < 7 then jsonb_build_object(
-                   'cluster_id', cs.ids[1 + i % cs.n], 'kind', 'Deployment',
-                   'namespace', 'ns-' || ((i / 1000) % 20),
-                   'name', 'w-' || ((i / 20000) % 50),
-                   'changes', '[]'::jsonb, 'truncated', false)
-                 else jsonb_build_object(
-                   'provider', 'argocd', 'app_name', 'app-' || ((i / 100) % 30),
-                   'namespace', 'ns-' || ((i / 1000) % 20), 'revision', md5(i::text))
-            end
-     from cs, generate_series(1, $1) i`,
-    [CHANGES],
-  );
-  await query(
-    db,
-    `insert into webhook_sources (client_id, environment_id, kind, secret_sha256)
-     select client_id, id, 'alertmanager', sha256(id::text::bytea) from environments`,
-  );
-  await query(
-    db,
-    `with ss as (
-       select array_agg(id order by id) as ids,
-              array_agg(client_id order by id) as clients,
-              array_agg(environment_id order by id) as envs,
-              count(*)::int as n
-       from webhook_sources)
-     insert into alert_groups (source_id, client_id, environment_id, group_key,
-       status, severity, title, detail, labels, alert_labels, first_fired_at,
-       last_notified_at, resolved_at)
-     select ss.ids[1 + i % ss.n], ss.clients[1 + i % ss.n], ss.envs[1 + i % ss.n],
-            'g' || i, 'resolved', 'warning', 'KubePodCrashLooping',
-            'crash-looping', '{}',
-            jsonb_build_array(jsonb_build_object(
-              'alertname', 'KubePodCrashLooping', 'namespace', 'ns-' || ((i / 50) % 20),
-              'pod', 'w-' || ((i / 1000) % 50) || '-7d9f8c5b4-x2x9k')),
-            now() - (i::bigint * 7919 % 129600) * interval '1 minute',
-            now() - (i::bigint * 7919 % 129600) * interval '1 minute',
-            now() - (i::bigint * 7919 % 129600 - 10) * interval '1 minute'
-     from ss, generate_series(1, $1) i`,
-    [ALERT_GROUPS],
-  );
+  await seedChangeRows(db, CHANGES);
+  await seedAlertGroups(db, ALERT_GROUPS);
   await query(db, 'analyze');
   console.log(
     `seeded ${CHANGES} change rows and ${ALERT_GROUPS} alert groups over ${CLIENTS} clients in ${ms(performance.now() - started)}`,
@@ -374,6 +320,35 @@ const postServerCpuUsed = serverCpuPer(
 console.log(
   `  ${rate.toFixed(0)} notifications/s, ${failed} failed; per notification: this process's CPU (senders and receiver) ${postCpuUsed}${postServerCpuUsed} (target 200/s: ${rate >= 200 ? 'met' : 'NOT met'})`,
 );
+await writeResults({
+  name: 'changes',
+  measures: [
+    'shared/changes',
+    'shared/webhooks',
+    'shared/http',
+    'shared/db',
+    'migrations',
+    'bench/changes.ts',
+  ],
+  figures: {
+    timeline_p99_ms: {
+      value: round(p99),
+      unit: 'ms',
+      objective: 'What changed p99',
+      target: { max: 100, text: '≤ 100 ms' },
+      detail: `p50 ${ms(percentile(latencies, 50))}; ${CHANGES.toLocaleString('en-US')} changes and ${ALERT_GROUPS.toLocaleString('en-US')} alert groups, ${CONCURRENCY} callers, through readWhatChanged`,
+    },
+    timeline_p50_ms: { value: round(percentile(latencies, 50)), unit: 'ms' },
+    webhook_per_second: {
+      value: round(rate),
+      unit: '/s',
+      objective: 'Webhook notifications a second',
+      target: { min: 200, text: '≥ 200/s' },
+      detail: `${NOTIFICATIONS} Argo CD notifications from ${CONCURRENCY} keep-alive senders, ${failed} failed`,
+    },
+  },
+  db,
+});
 agent.destroy();
 await api.close();
 await bench.close();

@@ -27,12 +27,16 @@ import {
   timelineValues,
 } from '../shared/events/timeline.ts';
 import { benchDatabase, percentile } from './common.ts';
+import { type Figure, round, writeResults } from './results.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const PER_CLUSTER = Number(process.env.BENCH_EVENTS_PER_CLUSTER ?? 25_000);
 const READS = Number(process.env.BENCH_READS ?? 300);
 const REUSE = process.env.BENCH_REUSE === '1';
 const NOW = new Date();
+const TARGET_P99_MS = 50;
+/** Each scenario's figures, for bench/results/events.json. */
+const figures: Record<string, Figure> = {};
 
 function log(line: string): void {
   console.log(line);
@@ -197,6 +201,15 @@ async function measure(db: Db, clusters: readonly string[], s: Scenario) {
   }
   const p50 = percentile(timings, 50);
   const p99 = percentile(timings, 99);
+  const key = s.name.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  figures[`${key}.p50_ms`] = { value: round(p50), unit: 'ms' };
+  figures[`${key}.p99_ms`] = {
+    value: round(p99),
+    unit: 'ms',
+    objective: `Events timeline p99: ${s.name}`,
+    target: { max: TARGET_P99_MS, text: `≤ ${TARGET_P99_MS} ms` },
+    detail: `p50 ${p50.toFixed(1)} ms; ${clusters.length} clusters × ${PER_CLUSTER.toLocaleString('en-US')} events over 14 days, one reader, through readTimeline`,
+  };
   log(
     `${s.name.padEnd(28)} p50 ${p50.toFixed(1).padStart(6)} ms  p99 ${p99.toFixed(1).padStart(6)} ms  ` +
       `(${(events / READS).toFixed(0)} events a read)  target p99 <= 50 ms: ${p99 <= 50 ? 'met' : 'NOT met'}`,
@@ -223,6 +236,12 @@ try {
   );
   for (const s of SCENARIOS) await measure(bench.db, clusters, s);
   for (const s of SCENARIOS) await explain(bench.db, clusters, s);
+  await writeResults({
+    name: 'events',
+    measures: ['shared/events', 'shared/db', 'migrations', 'bench/events.ts'],
+    figures,
+    db: bench.db,
+  });
 } finally {
   await bench.close();
 }

@@ -54,6 +54,7 @@ import {
 } from '../shared/ingest/queue-message.ts';
 import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import { median, percentile, postgresCpuMs } from './common.ts';
+import { type DiskSample, diskSample, diskSpent } from './disk.ts';
 import { agentOf } from './ingest-agents.ts';
 import type { PublisherConfig, PublisherMessage } from './ingest-publisher.ts';
 import {
@@ -63,6 +64,7 @@ import {
   type SteadyStack,
   startSteadyStack,
 } from './ingest-stack.ts';
+import { type Figure, round, writeResults } from './results.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(3),
@@ -88,6 +90,11 @@ const VARIANTS = 8;
 const CHANGE_FRACTION = 0.01;
 const FLEET_INTERVAL_S = 300;
 const CALIBRATION_RUNS = 10;
+/** Published → queryable, p99: the freshness objective. */
+const FRESHNESS_P99_MS = 5_000;
+/** The steady rate the system is built to carry. */
+const STEADY_RATE_TARGET = 15;
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 const ms = (v: number) => `${Math.round(v)} ms`;
 const ms1 = (v: number) => `${v.toFixed(1)} ms`;
@@ -254,6 +261,7 @@ async function aloneWorker(stack: SteadyStack, bodies: readonly Buffer[]) {
   }
   await run(first);
   const walls: number[] = [];
+  const diskFrom = await diskSample(stack.database.db);
   const cpuFrom = process.cpuUsage();
   const postgresFrom = await postgresCpuMs(stack.database.db);
   for (const record of resyncs) {
@@ -263,8 +271,14 @@ async function aloneWorker(stack: SteadyStack, bodies: readonly Buffer[]) {
   }
   const cpu = process.cpuUsage(cpuFrom);
   const postgresTo = await postgresCpuMs(stack.database.db);
+  const disk = diskSpent(
+    diskFrom,
+    await diskSample(stack.database.db),
+    resyncs.length,
+  );
   return {
     walls,
+    disk,
     workerCpuMs: (cpu.user + cpu.system) / 1000 / resyncs.length,
     postgresCpuMs:
       postgresFrom === undefined || postgresTo === undefined
@@ -338,6 +352,7 @@ async function main() {
     `steady state: ${RATE} resyncs a second, each cluster every ${INTERVAL_S.toFixed(1)} s, ${CHANGE_FRACTION * 100}% of rows changed, for ${DURATION_S} s; load average ${load()} (1, 5, 15 min)`,
   );
   const steadyFrom = processed.length;
+  const diskBefore: DiskSample = await diskSample(stack.database.db);
   const before = await sampleCpu(stack, publisher.pid ?? -1);
   const start = Date.now();
   const steadyDone = nextMessage<PublisherMessage>(
@@ -358,6 +373,11 @@ async function main() {
   const loadAfter = load();
 
   const settled = processed.slice(steadyFrom);
+  const windowDisk = diskSpent(
+    diskBefore,
+    await diskSample(stack.database.db),
+    Math.max(1, settled.length),
+  );
   const steady = settled.filter((p) => p.outcome === 'applied');
   const latency: number[] = [];
   const bridge: number[] = [];
@@ -463,8 +483,98 @@ async function main() {
       `implied fleet: one sync worker alone (one record at a time through the sync handler, nothing queued and nothing else of the stack running, ${alone.walls.length} resyncs of one more cluster just before the window) takes p50 ${ms1(median(alone.walls))} (mean ${ms1(mean(alone.walls))}) a resync, so it carries ${fleet(median(alone.walls))} clusters on a ${FLEET_INTERVAL_S / 60}-minute interval`,
       `  its CPU a resync: the worker's ${ms1(alone.workerCpuMs)}${alone.postgresCpuMs === undefined ? '' : `, PostgreSQL's ${ms1(alone.postgresCpuMs)}`}; by CPU alone (one after the other, no waiting) ${fleet(alone.workerCpuMs + (alone.postgresCpuMs ?? 0))} clusters`,
       `  in the window, at ${CONCURRENCY} concurrent batches on this shared machine, a record took ${ms(worker)} of wall time (it holds waits for the others: ${fleet(worker)} clusters at that pace), and the worker's ${ms1(workerCpu)}${postgresCpu === undefined ? '' : ` and PostgreSQL's ${ms1(postgresCpu)}`} of CPU (${fleet(workerCpu + (postgresCpu ?? 0))} clusters)`,
+      `disk per resync: WAL ${kb(windowDisk.walBytes)} in the window, ${kb(alone.disk.walBytes)} alone; tables and indexes grew ${kb(windowDisk.tableBytes)} in the window${process.env.DATABASE_URL ? " (WAL is the server's: others' writes on DATABASE_URL's server count too; unset it for an embedded server of the bench's own)" : ''}`,
     ].join('\n'),
   );
+
+  const settledRate = (steady.length / wallMs) * 1000;
+  const figures: Record<string, Figure> = {
+    publish_to_commit_p99_ms: {
+      value: round(percentile(latency, 99)),
+      unit: 'ms',
+      objective: 'Freshness: snapshot published → queryable, p99',
+      target: {
+        max: FRESHNESS_P99_MS,
+        text: `≤ ${FRESHNESS_P99_MS / 1000} s at 15 resyncs a second`,
+      },
+      detail: `p50 ${ms(median(latency))}; ${CLUSTERS} ${SIZE} clusters at ${RATE}/s offered, ${CHANGE_FRACTION * 100}% changed, for ${DURATION_S} s`,
+    },
+    publish_to_commit_p50_ms: { value: round(median(latency)), unit: 'ms' },
+    settled_per_second: {
+      value: round(settledRate),
+      unit: '/s',
+      objective: 'Steady ingest: resyncs a second settled',
+      target: {
+        min: STEADY_RATE_TARGET * 0.95,
+        text: `carries ${STEADY_RATE_TARGET}/s offered (settles ≥ 95%)`,
+      },
+      detail: `offered ${RATE}/s; publish → commit p99 ${ms(percentile(latency, 99))}`,
+    },
+    offered_per_second: { value: RATE, unit: '/s' },
+    clusters: { value: CLUSTERS, unit: 'clusters' },
+    json_bytes: { value: ready.jsonBytes, unit: 'bytes' },
+    wire_bytes: { value: ready.wireBytes, unit: 'bytes' },
+    worker_cpu_ms: { value: round(workerCpu), unit: 'ms' },
+    decode_cpu_ms: { value: round(calibration.cpuMs), unit: 'ms' },
+    validation_cpu_ms: { value: round(validationCpu), unit: 'ms' },
+    backend_cpu_ms: { value: round(backendCpu), unit: 'ms' },
+    alone_wall_p50_ms: { value: round(median(alone.walls)), unit: 'ms' },
+    alone_wall_mean_ms: { value: round(mean(alone.walls)), unit: 'ms' },
+    alone_worker_cpu_ms: { value: round(alone.workerCpuMs), unit: 'ms' },
+    wal_bytes_per_resync: {
+      value: Math.round(windowDisk.walBytes),
+      unit: 'bytes',
+    },
+    alone_wal_bytes_per_resync: {
+      value: Math.round(alone.disk.walBytes),
+      unit: 'bytes',
+    },
+    table_bytes_per_resync: {
+      value: Math.round(windowDisk.tableBytes),
+      unit: 'bytes',
+    },
+    database_bytes: { value: windowDisk.databaseBytes, unit: 'bytes' },
+  };
+  if (postgresCpu !== undefined) {
+    figures.postgres_cpu_ms = { value: round(postgresCpu), unit: 'ms' };
+  }
+  if (bridgeCpu !== undefined) {
+    figures.bridge_cpu_ms = { value: round(bridgeCpu), unit: 'ms' };
+  }
+  if (alone.postgresCpuMs !== undefined) {
+    figures.alone_postgres_cpu_ms = {
+      value: round(alone.postgresCpuMs),
+      unit: 'ms',
+    };
+  }
+  await writeResults({
+    name: 'ingest-steady',
+    measures: [
+      'shared/sync',
+      'shared/wire',
+      'shared/ingest',
+      'shared/events',
+      'shared/db',
+      'functions/sync',
+      'functions/bridge',
+      'migrations',
+      'bench/ingest-steady.ts',
+      'bench/ingest-stack.ts',
+      'bench/ingest-publisher.ts',
+    ],
+    figures,
+    db: stack.database.db,
+    notes: [
+      ...(settled.length < sent * 0.95
+        ? ['saturated: the latencies are queueing behind the backlog']
+        : []),
+      ...(process.env.DATABASE_URL
+        ? [
+            "WAL bytes are the server's, others' writes included (DATABASE_URL's server)",
+          ]
+        : []),
+    ],
+  });
 
   await stop();
 }

@@ -56,6 +56,7 @@ import { benchDatabase, ms, percentile } from './common.ts';
 import { GC_PAUSES_ASKED, type GcPause, watchGc } from './gc-pauses.ts';
 import type { LiveBatch, LiveBatchResult, LiveSent } from './live-client.ts';
 import { LOG_LINES, MANIFEST_BYTES } from './live-fixtures.ts';
+import { type Figure, round, writeResults } from './results.ts';
 
 const REQUESTS = Number(process.env.BENCH_LIVE_REQUESTS ?? 300);
 const WARMUP = 30;
@@ -64,6 +65,8 @@ const TARGET_ADDED_P99_MS = 10;
 const PROFILE = process.argv.includes('--profile');
 /** With --profile: how many of each route's slowest requests are shown. */
 const SLOWEST = 5;
+/** Each route's figures, for bench/results/live.json. */
+const figures: Record<string, Figure> = {};
 
 /** Each step's durations while recording is on, steps in the order seen. */
 class StepTimes {
@@ -377,6 +380,27 @@ try {
       );
     }
     const added99 = percentile(measured, 99) - percentile(direct, 99);
+    const key = scenario.route
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/^_|_$/g, '');
+    figures[`${key}.added_p99_ms`] = {
+      value: round(added99),
+      unit: 'ms',
+      objective: `Live reads' added latency, p99: ${scenario.route}`,
+      target: {
+        max: TARGET_ADDED_P99_MS,
+        text: `≤ ${TARGET_ADDED_P99_MS} ms over the agent's own answer`,
+      },
+      detail: `route p99 ${ms1(percentile(measured, 99))}, agent p99 ${ms1(percentile(direct, 99))}; added p50 ${ms1(percentile(measured, 50) - percentile(direct, 50))}`,
+    };
+    figures[`${key}.route_p99_ms`] = {
+      value: round(percentile(measured, 99)),
+      unit: 'ms',
+    };
+    figures[`${key}.server_cpu_ms`] = {
+      value: round((cpu.user + cpu.system) / 1000 / REQUESTS),
+      unit: 'ms',
+    };
     rows.push([
       scenario.route,
       `${(result.replyBytes / 1024).toFixed(0)} KB`,
@@ -412,6 +436,21 @@ try {
     'failures',
   ];
   printTable(header, rows);
+  await writeResults({
+    name: 'live',
+    measures: [
+      'shared/live',
+      'shared/sanitize',
+      'shared/http',
+      'shared/auth',
+      'shared/db',
+      'functions/agent',
+      'migrations',
+      'bench/live.ts',
+    ],
+    figures,
+    db: bench.db,
+  });
   console.log(
     `the HTTP hop alone (GET /healthz, same client): p50 ${ms1(percentile(hop, 50))}, p99 ${ms1(percentile(hop, 99))}`,
   );

@@ -31,11 +31,23 @@ import {
 } from '../test/fixtures/generate.ts';
 import { benchDatabase, median, ms } from './common.ts';
 import { watchGc } from './gc-pauses.ts';
+import { type Figure, round, writeResults } from './results.ts';
+import { perRowScale } from './sync-scale.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SIZES: SizeName[] = (process.env.BENCH_SIZES?.split(
   ',',
 ) as SizeName[]) ?? ['small', 'medium', 'large'];
+
+/** What the sync's figures measure: a change here makes them stale. */
+export const SYNC_MEASURES = [
+  'shared/sync',
+  'shared/wire',
+  'shared/events',
+  'shared/db',
+  'migrations',
+  'bench/sync.ts',
+];
 
 const gcPauses = watchGc();
 
@@ -249,6 +261,7 @@ async function main(): Promise<void> {
       'ratio',
     ].join('\t'),
   );
+  const written: Record<string, Figure> = {};
   try {
     for (const size of SIZES) {
       const { figures, cpu, gc, floors, parse, rows, mb } = await measure(
@@ -256,9 +269,17 @@ async function main(): Promise<void> {
         size,
         true,
       );
+      written[`${size}.json_bytes`] = {
+        value: Math.round(mb * 1e6),
+        unit: 'bytes',
+      };
       for (const step of ['first', 'same', 'changed'] as const) {
         const sync = median(figures[step]);
         const base = median(floors[step]) + median(parse);
+        Object.assign(
+          written,
+          syncFigures(size, step, rows, sync, median(cpu[step]), base),
+        );
         console.log(
           [
             size,
@@ -310,9 +331,55 @@ async function main(): Promise<void> {
       }
       historyShare(median(withFacts[0] ?? []));
     }
+    await writeResults({
+      name: 'sync',
+      measures: SYNC_MEASURES,
+      figures: written,
+      db,
+    });
   } finally {
     await bench.close();
   }
+}
+
+/** The target of each step of a large sync, as a multiple of the floor. */
+const FLOOR_TARGETS = { first: 1.3, same: 0.5, changed: 0.8 } as const;
+const STEP_NAMES = {
+  first: 'first snapshot',
+  same: 'no-change resync',
+  changed: '10%-changed resync',
+} as const;
+
+function syncFigures(
+  size: SizeName,
+  step: Step,
+  rows: number,
+  syncMs: number,
+  cpuMs: number,
+  floorMs: number,
+): Record<string, Figure> {
+  const ratio = syncMs / floorMs;
+  const judged = size === 'large';
+  return {
+    [`${size}.${step}.ms`]: { value: round(syncMs), unit: 'ms' },
+    [`${size}.${step}.cpu_ms`]: { value: round(cpuMs), unit: 'ms' },
+    [`${size}.${step}.floor_ms`]: { value: round(floorMs), unit: 'ms' },
+    [`${size}.${step}.rows`]: { value: rows, unit: 'rows' },
+    [`${size}.${step}.ratio`]: {
+      value: round(ratio),
+      unit: '×',
+      ...(judged
+        ? {
+            objective: `Sync, large ${STEP_NAMES[step]}, against the floor`,
+            target: {
+              max: FLOOR_TARGETS[step],
+              text: `≤ ${FLOOR_TARGETS[step]}× the floor (bare upserts + JSON.parse)`,
+            },
+            detail: `${ms(syncMs)} vs floor ${ms(floorMs)}, ${rows.toLocaleString('en-US')} rows, median of ${RUNS}`,
+          }
+        : {}),
+    },
+  };
 }
 
 /**
@@ -341,4 +408,8 @@ function historyShare(noChangeMs: number): void {
   );
 }
 
-await main();
+if (process.argv.includes('--per-row')) {
+  await perRowScale();
+} else {
+  await main();
+}

@@ -1,0 +1,309 @@
+/**
+ * docs/slo.md from the results files the benches write (bench/results.ts):
+ * one row per figure that names an objective, with its target, whether it
+ * is met, the machine, the date and the command that reproduces it. An
+ * expected bench whose file is missing shows its objectives as "not
+ * measured yet"; a figure whose measured code changed after the commit it
+ * ran on is marked stale rather than shown as current.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import {
+  type BenchResults,
+  type Figure,
+  readResults,
+  resultsDir,
+} from './results.ts';
+
+/**
+ * The benches the page expects, in its order, with the objectives each
+ * one's figures are judged on (the rows shown while its file is missing)
+ * and the command that writes it. A results file not listed here still
+ * gets its rows, after these.
+ */
+export const EXPECTED: readonly {
+  bench: string;
+  objectives: readonly string[];
+  command: string;
+}[] = [
+  {
+    bench: 'ingest-steady',
+    objectives: [
+      'Freshness: snapshot published → queryable, p99',
+      'Steady ingest: resyncs a second settled',
+    ],
+    command: 'npm run bench -- ingest --steady',
+  },
+  {
+    bench: 'sync',
+    objectives: [
+      'Sync, large first snapshot, against the floor',
+      'Sync, large no-change resync, against the floor',
+      'Sync, large 10%-changed resync, against the floor',
+    ],
+    command: 'BENCH_SIZES=large npm run bench -- sync',
+  },
+  {
+    bench: 'api',
+    objectives: ['Read API p99 per route family (400k pods)'],
+    command: 'npm run bench -- api',
+  },
+  {
+    bench: 'events',
+    objectives: ['Events timeline p99'],
+    command: 'npm run bench -- events',
+  },
+  {
+    bench: 'changes',
+    objectives: ['What changed p99', 'Webhook notifications a second'],
+    command: 'npm run bench -- changes',
+  },
+  {
+    bench: 'live',
+    objectives: ["Live reads' added latency, p99"],
+    command: 'npm run bench -- live',
+  },
+  {
+    bench: 'coldstart',
+    objectives: ['Cold start per function, against the floor'],
+    command: 'npm run bench -- coldstart',
+  },
+  {
+    bench: 'graph',
+    objectives: ['Graph and PQL reads p99'],
+    command: '(the graph bench, once it lands)',
+  },
+  {
+    bench: 'scale',
+    objectives: [
+      'Read API p99 per route family at 2M pods',
+      'Read API p99 growth, 400k → 2M pods',
+    ],
+    command: 'npm run bench -- scale --sizes=40k,400k,2m',
+  },
+  {
+    bench: 'sync-scale',
+    objectives: ['No-change resync cost per row, 500 → 20,000 pods'],
+    command: 'npm run bench -- sync --per-row',
+  },
+  {
+    bench: 'sync-lambda',
+    objectives: ["Sync handler's own CPU per resync against PostgreSQL's"],
+    command: 'npm run bench -- sync-lambda',
+  },
+];
+
+export type Freshness =
+  | { state: 'current' }
+  | { state: 'uncommitted' }
+  | { state: 'unknown-commit' }
+  | { state: 'stale'; commits: string[] };
+
+/** What the page asks git: which later commits touch the measured paths. */
+export interface CodeHistory {
+  /**
+   * Commits on HEAD's history after `commit` that change any of `paths`,
+   * newest first; undefined when `commit` is not on HEAD's history.
+   */
+  changedSince(commit: string, paths: readonly string[]): string[] | undefined;
+}
+
+export function gitHistory(cwd?: string): CodeHistory {
+  const git = (args: string[]) =>
+    execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  return {
+    changedSince(commit, paths) {
+      try {
+        git(['merge-base', '--is-ancestor', commit, 'HEAD']);
+      } catch {
+        return undefined;
+      }
+      const out = git(['rev-list', `${commit}..HEAD`, '--', ...paths]);
+      return out === '' ? [] : out.split('\n');
+    },
+  };
+}
+
+export function freshness(
+  results: BenchResults,
+  history: CodeHistory,
+): Freshness {
+  if (!/^[0-9a-f]{7,40}$/.test(results.commit)) {
+    return { state: 'unknown-commit' };
+  }
+  const commits = history.changedSince(results.commit, results.measures);
+  if (commits === undefined) return { state: 'unknown-commit' };
+  if (commits.length > 0) return { state: 'stale', commits };
+  return results.dirty ? { state: 'uncommitted' } : { state: 'current' };
+}
+
+function freshnessText(f: Freshness, measures: readonly string[]): string {
+  switch (f.state) {
+    case 'current':
+      return '';
+    case 'uncommitted':
+      return 'stale: measured on uncommitted changes';
+    case 'unknown-commit':
+      return "stale: the commit it ran on is not in this branch's history";
+    case 'stale':
+      return `stale: ${f.commits.length} later commit${f.commits.length === 1 ? '' : 's'} (latest ${f.commits[0]?.slice(0, 7)}) change ${measures.join(', ')}`;
+  }
+}
+
+export function formatValue(value: number, unit: string): string {
+  const digits =
+    Math.abs(value) >= 100
+      ? 0
+      : Math.abs(value) >= 10
+        ? 1
+        : unit === '×'
+          ? 2
+          : 2;
+  const number = value.toLocaleString('en-US', {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: 0,
+  });
+  if (unit === '×') return `${number}×`;
+  if (unit === '/s') return `${number}/s`;
+  return `${number} ${unit}`;
+}
+
+/** 'met', or by how much it is missed. */
+export function verdict(figure: Figure): string {
+  const t = figure.target;
+  if (!t) return '';
+  if (t.max !== undefined && figure.value > t.max) {
+    return `**missed** by ${(((figure.value - t.max) / t.max) * 100).toFixed(0)}%`;
+  }
+  if (t.min !== undefined && figure.value < t.min) {
+    return `**missed** by ${(((t.min - figure.value) / t.min) * 100).toFixed(0)}%`;
+  }
+  return 'met';
+}
+
+export function machineText(r: BenchResults): string {
+  const m = r.machine;
+  return [
+    `${m.cpus} × ${m.cpuModel}`,
+    `${m.memoryGiB} GiB`,
+    m.postgres ? `PostgreSQL ${m.postgres.split(' ')[0]}` : undefined,
+    `Node ${m.node}`,
+    `load ${m.loadAverage[0] ?? '?'}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+const cell = (text: string) => text.replaceAll('|', '\\|').replace(/\n/g, ' ');
+
+export interface PageInput {
+  /** Each bench's results, undefined when its file is missing. */
+  results: ReadonlyMap<string, BenchResults | undefined>;
+  history: CodeHistory;
+}
+
+export function renderSloPage({ results, history }: PageInput): string {
+  const names = [
+    ...EXPECTED.map((e) => e.bench),
+    ...[...results.keys()]
+      .filter((n) => !EXPECTED.some((e) => e.bench === n))
+      .sort(),
+  ];
+  const rows: string[][] = [];
+  const stale: string[] = [];
+  for (const name of names) {
+    const r = results.get(name);
+    const expected = EXPECTED.find((e) => e.bench === name);
+    if (!r) {
+      for (const objective of expected?.objectives ?? []) {
+        rows.push([
+          objective,
+          '',
+          'not measured yet',
+          '',
+          '',
+          '',
+          `\`${expected?.command}\``,
+        ]);
+      }
+      continue;
+    }
+    const f = freshness(r, history);
+    const staleText = freshnessText(f, r.measures);
+    if (staleText) stale.push(`- \`${name}\`: ${staleText}.`);
+    const judged = Object.values(r.figures).filter((fig) => fig.objective);
+    for (const fig of judged) {
+      const shown = formatValue(fig.value, fig.unit);
+      rows.push([
+        fig.objective ?? '',
+        fig.target?.text ?? '',
+        `${staleText ? `~~${shown}~~ (stale)` : shown}${fig.detail ? `; ${fig.detail}` : ''}`,
+        verdict(fig),
+        machineText(r),
+        r.date.slice(0, 16).replace('T', ' '),
+        `\`${r.command}\``,
+      ]);
+    }
+  }
+  const header = [
+    'Objective',
+    'Target',
+    'Latest',
+    'Verdict',
+    'Machine',
+    'Date (UTC)',
+    'Command',
+  ];
+  const table = [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+  ];
+  const notes = names.flatMap((name) =>
+    (results.get(name)?.notes ?? []).map((n) => `- \`${name}\`: ${n}`),
+  );
+  return [
+    '# Service level objectives',
+    '',
+    '<!-- Generated by `npm run bench -- slo` (bench/slo-page.ts) from bench/results/*.json. Do not edit: rerun. -->',
+    '',
+    'What the system promises, what it measured, and how to measure it again. Every figure is the',
+    'latest a bench wrote to `bench/results/<bench>.json`, with the machine it ran on and the',
+    'command that reproduces it. A figure whose code changed after the commit it ran on is struck',
+    'through and marked stale: rerun its command. `npm run bench -- slo` reruns the benches cheap',
+    'enough for one sitting and rewrites this page; `npm run bench -- slo --render` only rewrites it.',
+    'The machine column ends with the 1-minute load average when the run ended: above the number of',
+    'CPUs, the machine was shared with other work and wall-clock figures (latencies, rates) are',
+    'inflated; CPU-time figures and ratios measured side by side move less.',
+    '',
+    ...table,
+    '',
+    ...(stale.length > 0 ? ['## Stale figures', '', ...stale, ''] : []),
+    ...(notes.length > 0 ? ['## Notes from the runs', '', ...notes, ''] : []),
+    'The cost of a fleet, from the same results files: [cost.md](cost.md).',
+    '',
+  ].join('\n');
+}
+
+/** Every results file in the folder, plus the expected ones (undefined if missing). */
+export function loadAllResults(
+  dir = resultsDir(),
+): Map<string, BenchResults | undefined> {
+  const map = new Map<string, BenchResults | undefined>();
+  for (const e of EXPECTED) map.set(e.bench, readResults(e.bench, dir));
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  } catch {
+    // No results written yet.
+  }
+  for (const file of files) {
+    const name = file.slice(0, -'.json'.length);
+    if (!map.has(name)) map.set(name, readResults(name, dir));
+  }
+  return map;
+}

@@ -1,0 +1,209 @@
+/**
+ * `npm run bench -- sync --per-row [--pods=500,5000,20000]`: what a
+ * no-change resync costs per row as a cluster grows. Each size is the large
+ * preset's shape scaled to that many pods (every other kind in proportion);
+ * per run, a fresh cluster is synced once, then resynced three times with
+ * nothing changed, BENCH_RUNS times (3), medians of all resyncs. Prints, per size, the resync's wall time,
+ * this process's and PostgreSQL's CPU, each per row, and the spread of the
+ * per-row wall time from the cheapest size to the dearest (target: within
+ * 1.3×). Writes bench/results/sync-scale.json.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { query } from '../shared/db/pool.ts';
+import { KIND_ORDER } from '../shared/sync/kinds.ts';
+import { syncInventory } from '../shared/sync/sync.ts';
+import { decodeInventoryJson } from '../shared/wire/decode.ts';
+import type { Inventory } from '../shared/wire/inventory.ts';
+import { generateInventory, SIZES } from '../test/fixtures/generate.ts';
+import { benchDatabase, median, postgresCpuMs } from './common.ts';
+import { type Figure, round, writeResults } from './results.ts';
+
+const TARGET_SPREAD = 1.3;
+/** No-change resyncs of each cluster measured. */
+const RESYNCS = 3;
+
+/** The large preset scaled to `pods` pods (200 a namespace, as large has). */
+export function scaledShape(pods: number) {
+  const large = SIZES.large;
+  const largePods =
+    large.namespaces * large.workloadsPerNamespace * large.podsPerWorkload;
+  const f = pods / largePods;
+  const scale = (n: number) => Math.max(1, Math.round(n * f));
+  const perNamespace = large.workloadsPerNamespace * large.podsPerWorkload;
+  const namespaces = Math.max(1, Math.round(pods / perNamespace));
+  return {
+    ...large,
+    namespaces,
+    workloadsPerNamespace: Math.max(
+      1,
+      Math.round(pods / namespaces / large.podsPerWorkload),
+    ),
+    nodes: scale(large.nodes),
+    services: scale(large.services),
+    events: scale(large.events),
+    ingresses: scale(large.ingresses),
+    pvcs: scale(large.pvcs),
+    jobs: scale(large.jobs),
+    hpas: scale(large.hpas),
+    networkPolicies: scale(large.networkPolicies),
+    resourceQuotas: scale(large.resourceQuotas),
+    endpointSlices: scale(large.endpointSlices),
+  };
+}
+
+const rowCount = (inv: Inventory) =>
+  KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);
+
+export async function perRowScale(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(3),
+    options: {
+      'per-row': { type: 'boolean', default: false },
+      pods: { type: 'string', default: '500,5000,20000' },
+    },
+  });
+  const sizes = values.pods.split(',').map(Number);
+  if (sizes.some((n) => !(Number.isInteger(n) && n > 0))) {
+    throw new Error('--pods is a comma-separated list of pod counts');
+  }
+  const runs = Number(process.env.BENCH_RUNS ?? 3);
+  const bench = await benchDatabase('k8s_inventory_bench_sync_scale');
+  const { db } = bench;
+  const figures: Record<string, Figure> = {};
+  const perRow: number[] = [];
+  try {
+    await query(
+      db,
+      `insert into clients (slug, name) values ('bench', 'bench')`,
+    );
+    await query(
+      db,
+      `insert into environments (client_id, slug, name) select id, 'prod', 'prod' from clients`,
+    );
+    console.log(
+      `no-change resync per row, ${runs} runs per size (medians); each size is the large preset scaled\n`,
+    );
+    console.log(
+      [
+        'pods',
+        'rows',
+        'JSON MB',
+        'resync',
+        'µs/row',
+        'cpu µs/row',
+        'postgres µs/row',
+      ].join('\t'),
+    );
+    for (const pods of sizes) {
+      const walls: number[] = [];
+      const cpus: number[] = [];
+      const pgs: number[] = [];
+      let rows = 0;
+      let mb = 0;
+      for (let run = 0; run < runs; run++) {
+        const agentId = randomUUID();
+        const generated = generateInventory({
+          ...scaledShape(pods),
+          seed: run + 1,
+          agentId,
+          clusterName: `scale-${pods}-${run}`,
+          timestamp: '2026-06-15T12:00:00Z',
+        });
+        const first = Buffer.from(JSON.stringify(generated));
+        mb = first.length / 1e6;
+        const subject = { clientSlug: 'bench', envSlug: 'prod', agentId };
+        rows = rowCount(generated);
+        await syncInventory(db, subject, decodeInventoryJson(first), {
+          now: () => new Date('2026-06-15T12:00:00Z'),
+        });
+        // Several resyncs of the same cluster, each five minutes on.
+        for (let resync = 1; resync <= RESYNCS; resync++) {
+          const at = new Date(
+            Date.parse('2026-06-15T12:00:00Z') + resync * 300_000,
+          );
+          const same = Buffer.from(
+            JSON.stringify({ ...generated, timestamp: at.toISOString() }),
+          );
+          const pgFrom = await postgresCpuMs(db);
+          const cpuFrom = process.cpuUsage();
+          const started = performance.now();
+          await syncInventory(db, subject, decodeInventoryJson(same), {
+            now: () => at,
+          });
+          walls.push(performance.now() - started);
+          const cpu = process.cpuUsage(cpuFrom);
+          cpus.push((cpu.user + cpu.system) / 1000);
+          const pgTo = await postgresCpuMs(db);
+          if (pgFrom !== undefined && pgTo !== undefined) {
+            pgs.push(pgTo - pgFrom);
+          }
+        }
+      }
+      const wall = median(walls);
+      const us = (v: number) => (v * 1000) / rows;
+      perRow.push(us(wall));
+      console.log(
+        [
+          pods,
+          rows,
+          mb.toFixed(1),
+          `${wall.toFixed(0)} ms`,
+          us(wall).toFixed(1),
+          us(median(cpus)).toFixed(1),
+          pgs.length ? us(median(pgs)).toFixed(1) : 'not read',
+        ].join('\t'),
+      );
+      figures[`pods_${pods}.rows`] = { value: rows, unit: 'rows' };
+      figures[`pods_${pods}.resync_ms`] = { value: round(wall), unit: 'ms' };
+      figures[`pods_${pods}.us_per_row`] = {
+        value: round(us(wall)),
+        unit: 'µs',
+      };
+      figures[`pods_${pods}.cpu_us_per_row`] = {
+        value: round(us(median(cpus))),
+        unit: 'µs',
+      };
+      if (pgs.length) {
+        figures[`pods_${pods}.postgres_us_per_row`] = {
+          value: round(us(median(pgs))),
+          unit: 'µs',
+        };
+      }
+    }
+    const spread = Math.max(...perRow) / Math.min(...perRow);
+    console.log(
+      `\nper-row spread, dearest size over cheapest: ${spread.toFixed(2)}× (target ≤ ${TARGET_SPREAD}×)`,
+    );
+    figures.spread = {
+      value: round(spread),
+      unit: '×',
+      objective: `No-change resync cost per row, ${sizes.map((n) => n.toLocaleString('en-US')).join(' → ')} pods`,
+      target: {
+        max: TARGET_SPREAD,
+        text: `flat within ${TARGET_SPREAD}× (dearest per row over cheapest)`,
+      },
+      detail: sizes
+        .map(
+          (n, i) =>
+            `${n.toLocaleString('en-US')} pods ${perRow[i]?.toFixed(1)} µs/row`,
+        )
+        .join(', '),
+    };
+    await writeResults({
+      name: 'sync-scale',
+      measures: [
+        'shared/sync',
+        'shared/wire',
+        'shared/events',
+        'shared/db',
+        'migrations',
+        'bench/sync-scale.ts',
+      ],
+      figures,
+      db,
+    });
+  } finally {
+    await bench.close();
+  }
+}
