@@ -8,7 +8,6 @@
  * source tree the repository's own `migrations/` is used. Fails the deploy
  * when any step fails.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
 import { resolveDatabaseUrl } from '../../shared/db/connect.ts';
@@ -20,6 +19,7 @@ import { readLoginSecrets } from '../../shared/db/login-secrets.ts';
 import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { assertGroupRoles } from '../../shared/db/roles.ts';
 import { logger } from '../../shared/observability/logger.ts';
+import { observed } from '../../shared/observability/middleware.ts';
 
 const config = getConfig();
 const loginSecrets = config.DATABASE_LOGIN_SECRETS;
@@ -27,7 +27,7 @@ const loginSecrets = config.DATABASE_LOGIN_SECRETS;
 if (loginSecrets) assertGroupRoles(Object.keys(loginSecrets));
 
 export const handler = middy<unknown, DeployDatabaseResult>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(observed())
   .handler(async () => {
     const dir = findMigrationsDir([
       new URL('./migrations', import.meta.url),

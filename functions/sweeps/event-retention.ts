@@ -5,14 +5,12 @@
  * and alert groups past CHANGE_RETENTION_DAYS, and live-read audit rows past
  * AUDIT_RETENTION_DAYS.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
 import { getDb } from '../../shared/db/process-pool.ts';
 import { expireAudit } from '../../shared/live/audit.ts';
 import { logger } from '../../shared/observability/logger.ts';
-import { metrics } from '../../shared/observability/metrics.ts';
+import { observed } from '../../shared/observability/middleware.ts';
 import {
   type ChangeRetentionResult,
   expireChanges,
@@ -31,8 +29,7 @@ export const handler = middy<
     changeRetention: ChangeRetentionResult;
   }
 >()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(observed())
   .handler(async () => {
     const db = await getDb({
       applicationName: 'k8s-inventory-event-retention',
