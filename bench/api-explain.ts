@@ -40,7 +40,7 @@ import {
   getWorkload,
   listWorkloadPods,
 } from '../shared/inventory/workloads.ts';
-import { benchDatabase, median } from './common.ts';
+import { benchDatabase, median, planSummary } from './common.ts';
 
 const CLUSTERS = 200;
 
@@ -253,25 +253,6 @@ function explaining(
   } satisfies Queryable;
 }
 
-function summary(plan: readonly string[]) {
-  const indexes = new Set<string>();
-  const seqScans = new Set<string>();
-  for (const line of plan) {
-    const index =
-      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
-        line,
-      );
-    if (index) indexes.add((index[1] ?? index[2])!);
-    const seq = /Seq Scan on (\S+)/.exec(line);
-    if (seq) seqScans.add(seq[1]!);
-  }
-  const time =
-    plan
-      .find((l) => l.startsWith('Execution Time'))
-      ?.replace('Execution Time: ', '') ?? '';
-  return { indexes: [...indexes], seqScans: [...seqScans], time };
-}
-
 async function main() {
   const bench = await benchDatabase('k8s_inventory_explain');
   try {
@@ -418,9 +399,9 @@ async function main() {
       '|---|---|---|---|---|---|',
     );
     plans.forEach((p, i) => {
-      const s = summary(p.plan);
+      const s = planSummary(p.plan);
       out.push(
-        `| ${p.label} | ${i + 1} | ${s.indexes.join(', ') || '—'} | ${s.seqScans.join(', ') || 'none'} | ${s.time} | ${(latency.get(p.label) ?? 0).toFixed(1)} ms |`,
+        `| ${p.label} | ${i + 1} | ${s.indexes.join(', ') || '—'} | ${s.seqScans.join(', ') || 'none'} | ${s.executionMs} | ${(latency.get(p.label) ?? 0).toFixed(1)} ms |`,
       );
     });
     out.push('');

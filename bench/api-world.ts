@@ -26,7 +26,14 @@ import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { generateInventory } from '../test/fixtures/generate.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
-import { median, ms, percentile } from './common.ts';
+import {
+  type BenchTenant,
+  createBenchTenants,
+  median,
+  ms,
+  percentile,
+  planSummary,
+} from './common.ts';
 import { type Figure, round } from './results.ts';
 
 /** The read API's target at p99. */
@@ -54,33 +61,11 @@ export function pick<T>(items: readonly T[]): T {
 
 // ------------------------------------------------------------------ seed
 
-export interface Tenant {
-  clientSlug: string;
-  envSlug: string;
-}
+export type Tenant = BenchTenant;
 
-export async function createTenants(db: Db): Promise<Tenant[]> {
-  const tenants: Tenant[] = [];
-  for (const client of CLIENTS) {
-    await query(
-      db,
-      `insert into clients (slug, name) values ($1, $1)
-       on conflict do nothing`,
-      [client],
-    );
-    for (const env of ENVIRONMENTS) {
-      await query(
-        db,
-        `insert into environments (client_id, slug, name)
-         select id, $2, $2 from clients where slug = $1
-         on conflict do nothing`,
-        [client, env],
-      );
-      tenants.push({ clientSlug: client, envSlug: env });
-    }
-  }
-  return tenants;
-}
+/** Every bench client with every environment. */
+export const createTenants = (db: Db): Promise<Tenant[]> =>
+  createBenchTenants(db, CLIENTS, ENVIRONMENTS);
 
 export interface SeedOptions {
   /** Medium clusters (2,000 pods each). */
@@ -324,32 +309,6 @@ function shortValues(values: readonly unknown[]): string {
   );
 }
 
-interface PlanSummary {
-  indexes: string[];
-  seqScans: string[];
-  executionMs: string;
-}
-
-function summarize(plan: readonly string[]): PlanSummary {
-  const indexes = new Set<string>();
-  const seqScans = new Set<string>();
-  for (const line of plan) {
-    const index =
-      /(?:Index Scan|Index Only Scan)(?: Backward)? using (\S+)|Bitmap Index Scan on (\S+)/.exec(
-        line,
-      );
-    const name = index?.[1] ?? index?.[2];
-    if (name) indexes.add(name);
-    const seq = /Seq Scan on (\S+)/.exec(line);
-    if (seq?.[1]) seqScans.add(seq[1]);
-  }
-  const executionMs =
-    plan
-      .find((l) => l.startsWith('Execution Time'))
-      ?.replace('Execution Time: ', '') ?? '?';
-  return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
-}
-
 export async function explainReads(db: Db, clusterIds: readonly string[]) {
   const recorded: Recorded[] = [];
   let current = '';
@@ -405,7 +364,7 @@ export async function explainReads(db: Db, clusterIds: readonly string[]) {
       statement.values,
     );
     const plan = result.rows.map((r) => r['QUERY PLAN']);
-    const s = summarize(plan);
+    const s = planSummary(plan);
     const big = s.seqScans.filter(
       (table) => (sizes.get(table) ?? 0) >= BIG_TABLE_ROWS,
     );
