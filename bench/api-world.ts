@@ -10,7 +10,6 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { AccessContext } from '../shared/auth/access.ts';
 import { listGrants } from '../shared/auth/grants.ts';
@@ -33,6 +32,7 @@ import {
   ms,
   percentile,
   planSummary,
+  postgresCpuMs,
 } from './common.ts';
 import { type Figure, round } from './results.ts';
 
@@ -147,31 +147,12 @@ export interface Measured {
   latencies: number[];
   failures: Map<number, number>;
   wallMs: number;
-  /** CPU time over the scenario: where the machine's two cores went. */
+  /**
+   * CPU time over the scenario: where the machine's two cores went.
+   * postgres: this database's processes only (postgresCpuMs), 0 when the
+   * server is not on this machine.
+   */
   cpuMs: { server: number; client: number; postgres: number };
-}
-
-/**
- * CPU time used so far by the PostgreSQL processes on this machine (0 when
- * the server runs elsewhere or there is no /proc), from utime and stime in
- * /proc/PID/stat, in clock ticks of 10 ms (Linux's usual USER_HZ).
- */
-async function postgresCpuMs(): Promise<number> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  let ticks = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // The command name is in parentheses and may hold spaces.
-    const close = stat.lastIndexOf(')');
-    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) {
-      continue;
-    }
-    // After ")": state is field 3; utime and stime are fields 14 and 15.
-    const fields = stat.slice(close + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
 }
 
 /** The load client's process (bench/api-load.ts). */
@@ -184,6 +165,7 @@ export function startLoadClient(): ChildProcess {
 
 /** Sends `count` requests of a scenario from the load client. */
 export async function run(
+  db: Db,
   client: ChildProcess,
   baseUrl: string,
   token: string,
@@ -206,11 +188,16 @@ export async function run(
     );
   });
   const serverBefore = process.cpuUsage();
-  const postgresBefore = await postgresCpuMs();
+  const postgresBefore = await postgresCpuMs(db);
   client.send(batch);
   const { latencies, failures, wallMs, cpuMs } = await result;
   const server = process.cpuUsage(serverBefore);
-  const postgres = (await postgresCpuMs()) - postgresBefore;
+  const postgresAfter = await postgresCpuMs(db);
+  // 0 when the server is not on this machine (nothing to read).
+  const postgres =
+    postgresBefore === undefined || postgresAfter === undefined
+      ? 0
+      : postgresAfter - postgresBefore;
   client.removeAllListeners('exit');
   return {
     name: scenario.name,
@@ -529,7 +516,7 @@ export async function measureScenarios(
   for (const scenario of list) {
     await warmCache(db);
     const send = (count: number) =>
-      run(client, baseUrl, token, scenario, count, concurrency, tokens);
+      run(db, client, baseUrl, token, scenario, count, concurrency, tokens);
     await send(target.warmup);
     results.push(await send(target.requests));
     log(`  measured ${scenario.name} (load ${loadAverage()})`);

@@ -97,36 +97,91 @@ export function percentile(values: readonly number[], p: number): number {
 export const ms = (v: number) => `${v.toFixed(0)} ms`;
 
 /**
- * The CPU time in ms that this database's PostgreSQL processes have used,
- * from /proc: known only when the server runs on this machine (else
- * undefined, and not printed). Most of a read's CPU is the server's, and a
- * loaded machine inflates wall clock far more than CPU time. A backend that
- * exits between two samples takes its time with it (the pool keeps its
- * connections for 30 s, longer than each loop).
+ * A reading of a set of processes' CPU: ms used so far by each, keyed by
+ * pid and start time (a pid the kernel hands out again is another process).
+ */
+export type CpuReading = ReadonlyMap<string, number>;
+
+/** CPU ms counted over a series of readings of a changing set of processes. */
+export interface CpuCounter {
+  /** Ms counted since the first reading (0 at it). */
+  total: number;
+  last: CpuReading;
+}
+
+/**
+ * The counter after one more reading. Each process adds what it used since
+ * the previous reading; one not there before started since, and adds all it
+ * used. A process that exited since the previous reading adds nothing more:
+ * its last stretch is lost, an undercount, never a subtraction. (Summing the
+ * set's totals and subtracting two sums instead goes negative as soon as a
+ * busy process leaves the set between them.)
+ */
+export function advanceCpuCounter(
+  counter: CpuCounter | undefined,
+  reading: CpuReading,
+): CpuCounter {
+  if (!counter) return { total: 0, last: reading };
+  let added = 0;
+  for (const [key, ms] of reading) {
+    added += Math.max(0, ms - (counter.last.get(key) ?? 0));
+  }
+  return { total: counter.total + added, last: reading };
+}
+
+/** CPU ms of one process from /proc/PID/stat, keyed by pid and start time. */
+async function procCpu(pid: number): Promise<{ key: string; ms: number }> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name is in parentheses and may hold spaces; after ")" the
+  // state is field 3: utime, stime are fields 14, 15 and starttime is 22.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return { key: `${pid}@${fields[19]}`, ms: ticks * 10 }; // USER_HZ = 100
+}
+
+const counters = new WeakMap<Db, CpuCounter>();
+
+/**
+ * The CPU time in ms this database's PostgreSQL processes (its backends,
+ * parallel and autovacuum workers: pg_stat_activity's rows for it) have
+ * used since the first call for `db` in this process, from /proc: known
+ * only when the server runs on this machine (else undefined). Callers
+ * subtract two calls. Most of a read's CPU is the server's, and a loaded
+ * machine inflates wall clock far more than CPU time.
+ *
+ * The set of processes changes between calls (pools close idle
+ * connections, workers come and go), so each call adds per-process
+ * increments to a running count (advanceCpuCounter) rather than summing
+ * the set afresh: the count never goes down. What it misses: a process's
+ * CPU after the last call it was seen at, and one that started and exited
+ * between two calls. Not counted: the server's shared processes
+ * (checkpointer, WAL writer) and other databases' or servers' processes on
+ * this machine.
  */
 export async function postgresCpuMs(db: Db): Promise<number | undefined> {
   const backends = await query<{ pid: number }>(
     db,
     'select pid from pg_stat_activity where datname = current_database()',
   );
-  let ticks = 0;
-  let read = 0;
+  const reading = new Map<string, number>();
   for (const { pid } of backends) {
     try {
       const command = await readFile(`/proc/${pid}/cmdline`, 'utf8');
       if (!command.startsWith('postgres')) return undefined;
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-      read++;
+      const cpu = await procCpu(pid);
+      reading.set(cpu.key, cpu.ms);
     } catch (error) {
-      // A backend that exited since it was listed: its time went with it.
+      // A backend that exited since it was listed: counted up to the last
+      // call it was seen at.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       return undefined;
     }
   }
   // None readable: the server is not on this machine.
-  return read === 0 ? undefined : ticks * 10; // USER_HZ = 100
+  if (reading.size === 0) return undefined;
+  const counter = advanceCpuCounter(counters.get(db), reading);
+  counters.set(db, counter);
+  return counter.total;
 }
 
 export interface BenchTenant {
