@@ -5,6 +5,19 @@
  */
 import { type Db, query } from '../shared/db/pool.ts';
 
+/**
+ * A CTE `name` holding `table`'s rows as arrays (ids, clients, envs) and
+ * their count n: row i of a generated series goes to element 1 + i % n,
+ * spreading the rows evenly over the table's.
+ */
+const spread = (name: string, table: 'clusters' | 'webhook_sources') =>
+  `${name} as (
+       select array_agg(id order by id) as ids,
+              array_agg(client_id order by id) as clients,
+              array_agg(environment_id order by id) as envs,
+              count(*)::int as n
+       from ${table})`;
+
 /** `count` change rows over every cluster. */
 export async function seedChangeRows(db: Db, count: number): Promise<void> {
   // 70% recorded changes, 30% deploys; namespaces ns-0..ns-19, workloads
@@ -13,12 +26,7 @@ export async function seedChangeRows(db: Db, count: number): Promise<void> {
   // (129,600 minutes).
   await query(
     db,
-    `with cs as (
-       select array_agg(id order by id) as ids,
-              array_agg(client_id order by id) as clients,
-              array_agg(environment_id order by id) as envs,
-              count(*)::int as n
-       from clusters)
+    `with ${spread('cs', 'clusters')}
      insert into change_events (source, event_type, client_id, environment_id,
        scanned_at, severity, summary, details)
      select case when (i / 100) % 10 < 7 then 'k8s-config' else 'deployment' end,
@@ -48,12 +56,7 @@ export async function seedAlertGroups(db: Db, count: number): Promise<void> {
   );
   await query(
     db,
-    `with ss as (
-       select array_agg(id order by id) as ids,
-              array_agg(client_id order by id) as clients,
-              array_agg(environment_id order by id) as envs,
-              count(*)::int as n
-       from webhook_sources)
+    `with ${spread('ss', 'webhook_sources')}
      insert into alert_groups (source_id, client_id, environment_id, group_key,
        status, severity, title, detail, labels, alert_labels, first_fired_at,
        last_notified_at, resolved_at)

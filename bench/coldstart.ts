@@ -9,7 +9,10 @@
  * floor: a bundle of a handler that only runs `select 1` through pg
  * (bench/coldstart-floor.ts), built with the same esbuild settings and
  * connected the same way. Targets: an API function within 1.5× the floor,
- * the sync within 3×. Results: bench/coldstart-results.md.
+ * the sync within 3×. Results: bench/results/coldstart.json (the slowest API
+ * function and the sync on docs/slo.md; not written with --only, which
+ * measures a part), the table of every function in
+ * bench/coldstart-results.md.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -35,7 +38,13 @@ import {
 import { REGION, startLambdaStage } from '../test/helpers/lambda-stage.ts';
 import { sqsRecordOf } from '../test/helpers/sqs-record.ts';
 import { tinyInventory } from '../test/helpers/tiny-inventory.ts';
+import {
+  COLDSTART_MEASURES,
+  coldStartFigures,
+  coldStartNotes,
+} from './coldstart-figures.ts';
 import { benchDatabase, median } from './common.ts';
+import { writeResults } from './results.ts';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -225,8 +234,11 @@ try {
   const floor = rows[0]!.answerMs;
   const target = (kind: Row['kind']) =>
     kind === 'api' ? 1.5 : kind === 'sync' ? 3 : undefined;
+  const nodeVersion = execFileSync(stage.node, ['--version'], {
+    encoding: 'utf8',
+  }).trim();
   console.log(
-    `\nCold start, median of ${RUNS} fresh processes each (Node ${execFileSync(stage.node, ['--version'], { encoding: 'utf8' }).trim()}); spawn → module loaded → first answer.\n`,
+    `\nCold start, median of ${RUNS} fresh processes each (Node ${nodeVersion}); spawn → module loaded → first answer.\n`,
   );
   console.log(
     '| function | bundle KB | import ms | first answer ms | × floor | target |',
@@ -242,6 +254,18 @@ try {
     console.log(
       `| ${row.name} | ${(row.bytes / 1024).toFixed(0)} | ${row.importMs.toFixed(0)} | ${row.answerMs.toFixed(0)} | ${ratio.toFixed(2)} | ${verdict}${row.failed ? ` (answered with an error: ${row.failed})` : ''} |`,
     );
+  }
+  if (ONLY === undefined) {
+    await writeResults({
+      name: 'coldstart',
+      measures: COLDSTART_MEASURES,
+      figures: coldStartFigures(rows, RUNS),
+      notes: [
+        `the functions ran on Node ${nodeVersion} (scripts/node22), the bench itself on the Node in the machine column`,
+        ...coldStartNotes(rows),
+      ],
+      db: bench.db,
+    });
   }
 } finally {
   rmSync(floorDir, { recursive: true, force: true });

@@ -12,7 +12,8 @@
  * listHosts) BENCH_REQUESTS times on a warm cache, one at a time, and
  * reports p50 and p99 against the 50 ms target; then EXPLAIN (ANALYZE,
  * BUFFERS) of every statement one call of each scenario ran, with each
- * sequential scan of a big table flagged.
+ * sequential scan of a big table flagged. Results: bench/results/graph.json
+ * (bench/graph-figures.ts).
  *
  * Environment: BENCH_CLUSTERS (200), BENCH_HOSTS (100000), BENCH_REQUESTS
  * (200), BENCH_SEED_CONCURRENCY (2), BENCH_KEEP=1 to keep the database,
@@ -40,6 +41,13 @@ import {
   planSummary,
   type BenchTenant as Tenant,
 } from './common.ts';
+import {
+  GRAPH_MEASURES,
+  type GraphMeasured,
+  graphFigures,
+  GRAPH_TARGET_P99_MS as TARGET_P99_MS,
+} from './graph-figures.ts';
+import { writeResults } from './results.ts';
 
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 100_000);
@@ -47,7 +55,6 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
 const REUSE = process.env.BENCH_REUSE === '1';
 const KEEP = REUSE || process.env.BENCH_KEEP === '1';
-const TARGET_P99_MS = 50;
 const BIG_TABLE_ROWS = 10_000;
 /** Plans of statements slower than this are printed whole. */
 const SLOW_PLAN_MS = Number(process.env.BENCH_SLOW_PLAN_MS ?? 20);
@@ -398,8 +405,14 @@ async function main(): Promise<void> {
     );
     const list = await scenarios(db);
     const rows: string[] = [];
+    const measured: GraphMeasured[] = [];
     for (const scenario of list) {
       const latencies = await measure(db, scenario);
+      measured.push({
+        name: scenario.name,
+        kind: scenario.name.startsWith('PQL') ? 'pql' : 'graph',
+        latencies,
+      });
       const p99 = percentile(latencies, 99);
       rows.push(
         `| ${scenario.name} | ${median(latencies).toFixed(1)} | ${p99.toFixed(1)} | ${p99 <= TARGET_P99_MS ? 'yes' : 'NO'} |`,
@@ -412,6 +425,15 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|');
     for (const row of rows) console.log(row);
     await explainAll(db, list);
+    await writeResults({
+      name: 'graph',
+      measures: GRAPH_MEASURES,
+      figures: graphFigures(
+        measured,
+        `${CLUSTERS + 1} clusters, ${counts.pods.toLocaleString('en-US')} pods, ${counts.hosts.toLocaleString('en-US')} hosts`,
+      ),
+      db,
+    });
   } finally {
     if (!KEEP) await bench.close();
     else await db.end();

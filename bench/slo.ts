@@ -5,9 +5,12 @@
  * bench/results/<bench>.json; then rewrites docs/slo.md from every results
  * file there (bench/slo-page.ts). `--render` only rewrites the page.
  *
- * Left out for their time, run apart: the scale curve (`npm run bench --
- * scale`), the per-row sync (`npm run bench -- sync --per-row`) and
- * the cost page (`npm run bench -- cost`, which runs nothing).
+ * Left out for their time, run apart (the page renders their latest
+ * results files): the scale curve (`npm run bench -- scale`), the per-row
+ * sync (`npm run bench -- sync --per-row`), the graph and PQL bench (`npm
+ * run bench -- graph`: its 400k-pod, 100k-host world takes longer to seed
+ * than the whole sitting) and the cost page (`npm run bench -- cost`, which
+ * runs nothing). The cold start is in: about 5 minutes on a quiet machine.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';

@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { repoRoot } from '../../infra/paths.ts';
 
 /** What goes into a bundle or a template; a change to any of it re-synthesizes. */
-const BUILD_INPUTS = [
+export const BUILD_INPUTS = [
   'functions',
   'shared',
   'infra',

@@ -28,9 +28,9 @@ describe('advanceCpuCounter', () => {
 
   it('does not go down when a busy process exits between readings', () => {
     // 10 had used 60 s and exits; the sums of the set would fall by 59.9 s.
-    expect(
-      counted({ '10@1': 60_000, '11@1': 40 }, { '11@1': 140 }),
-    ).toEqual([0, 100]);
+    expect(counted({ '10@1': 60_000, '11@1': 40 }, { '11@1': 140 })).toEqual([
+      0, 100,
+    ]);
   });
 
   it('counts a process that started since the last reading whole', () => {

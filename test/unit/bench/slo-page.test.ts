@@ -1,8 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  COLDSTART_MEASURES,
+  type ColdStartRow,
+  coldStartFigures,
+  coldStartNotes,
+} from '../../../bench/coldstart-figures.ts';
+import {
+  GRAPH_MEASURES,
+  type GraphMeasured,
+  graphFigures,
+} from '../../../bench/graph-figures.ts';
 import type { BenchResults } from '../../../bench/results.ts';
 import {
   freshness,
@@ -112,96 +129,205 @@ describe('freshness', () => {
   });
 });
 
+/** The page from these results files, and its row of an objective. */
+function rendered(files: readonly BenchResults[]): {
+  page: string;
+  row: (objective: string) => string;
+} {
+  const dir = mkdtempSync(join(tmpdir(), 'slo-results-'));
+  try {
+    for (const f of files) {
+      writeFileSync(join(dir, `${f.bench}.json`), JSON.stringify(f));
+    }
+    const page = renderSloPage({
+      results: loadAllResults(dir),
+      history: gitHistory(repo),
+    });
+    const row = (objective: string) =>
+      page.split('\n').find((l) => l.startsWith(`| ${objective} |`)) ?? '';
+    return { page, row };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('renderSloPage', () => {
   it('renders the sample results files, marks stale figures and missing benches', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'slo-results-'));
-    try {
-      const files: BenchResults[] = [
-        results('sync', {
-          figures: {
-            'large.first.ratio': {
-              value: 1.12,
-              unit: '×',
-              objective: 'Sync, large first snapshot, against the floor',
-              target: { max: 1.3, text: '≤ 1.3× the floor' },
-              detail: '450 ms vs floor 400 ms',
-            },
-            'large.first.ms': { value: 450, unit: 'ms' },
+    const files: BenchResults[] = [
+      results('sync', {
+        figures: {
+          'large.first.ratio': {
+            value: 1.12,
+            unit: '×',
+            objective: 'Sync, large first snapshot, against the floor',
+            target: { max: 1.3, text: '≤ 1.3× the floor' },
+            detail: '450 ms vs floor 400 ms',
           },
-        }),
-        results('api', {
-          commit: changedAt,
-          measures: ['shared/http'],
-          command: 'npm run bench -- api',
-          figures: {
-            'pods.p99_ms': {
-              value: 75,
-              unit: 'ms',
-              objective: 'Read API p99: pods',
-              target: { max: 50, text: '≤ 50 ms' },
-            },
-            'summary.p99_ms': {
-              value: 20,
-              unit: 'ms',
-              objective: 'Read API p99: summary',
-              target: { max: 50, text: '≤ 50 ms' },
-            },
+          'large.first.ms': { value: 450, unit: 'ms' },
+        },
+      }),
+      results('api', {
+        commit: changedAt,
+        measures: ['shared/http'],
+        command: 'npm run bench -- api',
+        figures: {
+          'pods.p99_ms': {
+            value: 75,
+            unit: 'ms',
+            objective: 'Read API p99: pods',
+            target: { max: 50, text: '≤ 50 ms' },
           },
-        }),
-        // A bench the page does not know: its rows come after the known ones.
-        results('newbench', {
-          commit: changedAt,
-          figures: {
-            rate: {
-              value: 250,
-              unit: '/s',
-              objective: 'Something a second',
-              target: { min: 200, text: '≥ 200/s' },
-            },
+          'summary.p99_ms': {
+            value: 20,
+            unit: 'ms',
+            objective: 'Read API p99: summary',
+            target: { max: 50, text: '≤ 50 ms' },
           },
-        }),
-      ];
-      for (const f of files) {
-        writeFileSync(join(dir, `${f.bench}.json`), JSON.stringify(f));
-      }
-      const page = renderSloPage({
-        results: loadAllResults(dir),
-        history: gitHistory(repo),
-      });
-      const row = (objective: string) =>
-        page.split('\n').find((l) => l.startsWith(`| ${objective} |`)) ?? '';
+        },
+      }),
+      // A bench the page does not know: its rows come after the known ones.
+      results('newbench', {
+        commit: changedAt,
+        figures: {
+          rate: {
+            value: 250,
+            unit: '/s',
+            objective: 'Something a second',
+            target: { min: 200, text: '≥ 200/s' },
+          },
+        },
+      }),
+    ];
+    const { page, row } = rendered(files);
 
-      // Stale: sync.ts changed after the sync figures were measured.
-      expect(row('Sync, large first snapshot, against the floor')).toContain(
-        '~~1.12×~~ (stale)',
-      );
-      expect(page).toContain(
-        `\`sync\`: stale: 1 later commit (latest ${changedAt.slice(0, 7)}) change shared/sync`,
-      );
-      // Current, and judged against its target.
-      const pods = row('Read API p99: pods');
-      expect(pods).toContain('| 75 ms |');
-      expect(pods).toContain('**missed** by 50%');
-      expect(pods).toContain(
-        '2 × Test CPU, 24 GiB, PostgreSQL 15.20, Node v22.0.0, load 1.5',
-      );
-      expect(pods).toContain('2026-12-06 06:00');
-      expect(pods).toContain('`npm run bench -- api`');
-      expect(row('Read API p99: summary')).toContain('| met |');
-      // Supporting figures are not rows.
-      expect(page).not.toContain('450 ms |');
-      // A bench with no file yet: its objectives, not measured yet.
-      expect(row('Cold start per function, against the floor')).toContain(
-        'not measured yet',
-      );
-      expect(row('Events timeline p99')).toContain('not measured yet');
-      // An unknown bench's file still makes rows, after the known ones.
-      expect(row('Something a second')).toContain('| met |');
-      expect(page.indexOf('Something a second')).toBeGreaterThan(
-        page.indexOf('Read API p99: pods'),
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    // Stale: sync.ts changed after the sync figures were measured.
+    expect(row('Sync, large first snapshot, against the floor')).toContain(
+      '~~1.12×~~ (stale)',
+    );
+    expect(page).toContain(
+      `\`sync\`: stale: 1 later commit (latest ${changedAt.slice(0, 7)}) change shared/sync`,
+    );
+    // Current, and judged against its target.
+    const pods = row('Read API p99: pods');
+    expect(pods).toContain('| 75 ms |');
+    expect(pods).toContain('**missed** by 50%');
+    expect(pods).toContain(
+      '2 × Test CPU, 24 GiB, PostgreSQL 15.20, Node v22.0.0, load 1.5',
+    );
+    expect(pods).toContain('2026-12-06 06:00');
+    expect(pods).toContain('`npm run bench -- api`');
+    expect(row('Read API p99: summary')).toContain('| met |');
+    // Supporting figures are not rows.
+    expect(page).not.toContain('450 ms |');
+    // A bench with no file yet: its objectives, not measured yet.
+    expect(row('Cold start, sync, against the floor')).toContain(
+      'not measured yet',
+    );
+    expect(row('Graph reads p99, slowest scenario')).toContain(
+      '`npm run bench -- graph`',
+    );
+    expect(row('Events timeline p99')).toContain('not measured yet');
+    // An unknown bench's file still makes rows, after the known ones.
+    expect(row('Something a second')).toContain('| met |');
+    expect(page.indexOf('Something a second')).toBeGreaterThan(
+      page.indexOf('Read API p99: pods'),
+    );
+  });
+
+  it('renders the cold start and the graph from what their benches write', () => {
+    const fn = (
+      name: string,
+      kind: ColdStartRow['kind'],
+      answerMs: number,
+      failed?: string,
+    ): ColdStartRow => ({
+      name,
+      kind,
+      bytes: 600_000,
+      importMs: answerMs * 0.7,
+      answerMs,
+      ...(failed ? { failed } : {}),
+    });
+    const coldRows = [
+      fn('floor (pg select 1)', 'floor', 500),
+      fn('list-clusters', 'api', 700),
+      fn('get-workload', 'api', 900),
+      fn('sync', 'sync', 1400),
+      fn('sweep-event-retention', 'other', 5000, 'Ns: not permitted'),
+    ];
+    const scenario = (
+      name: string,
+      kind: GraphMeasured['kind'],
+      ms: number,
+    ): GraphMeasured => ({
+      name,
+      kind,
+      // 98 quick calls and two at `ms`: p99 is `ms`, p50 1 ms.
+      latencies: [...Array.from({ length: 98 }, () => 1), ms, ms],
+    });
+    const files: BenchResults[] = [
+      results('coldstart', {
+        commit: changedAt,
+        figures: coldStartFigures(coldRows, 10),
+        notes: coldStartNotes(coldRows),
+      }),
+      // Measured before shared/sync changed: stale.
+      results('graph', {
+        figures: graphFigures(
+          [
+            scenario('pod of a deployment, depth 1', 'graph', 10),
+            scenario('service with 1,000 endpoints, depth 2', 'graph', 80),
+            scenario('PQL spec example 1', 'pql', 20),
+          ],
+          '201 clusters, 400,000 pods, 100,000 hosts',
+        ),
+      }),
+    ];
+    const { page, row } = rendered(files);
+
+    // The slowest API function, against 1.5× the floor.
+    const api = row('Cold start, slowest API function, against the floor');
+    expect(api).toContain("every API function ≤ 1.5× the floor's first answer");
+    expect(api).toContain(
+      '| 1.8×; get-workload: 900 ms vs floor 500 ms, median of 10 fresh processes; 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×',
+    );
+    expect(api).toContain('**missed** by 20%');
+    const sync = row('Cold start, sync, against the floor');
+    expect(sync).toContain("≤ 3× the floor's first answer");
+    expect(sync).toContain('| 2.8×; 1400 ms vs floor 500 ms');
+    expect(sync).toContain('| met |');
+    // Each function's figures stay in the file, not on the page.
+    expect(page).not.toContain('list-clusters |');
+    expect(page).toContain(
+      '`coldstart`: sweep-event-retention answered with an error: Ns: not permitted',
+    );
+
+    // The slowest of each kind against 50 ms; stale, as the file says.
+    const graph = row('Graph reads p99, slowest scenario');
+    expect(graph).toContain('≤ 50 ms, every scenario');
+    expect(graph).toContain(
+      '~~80 ms~~ (stale); service with 1,000 endpoints, depth 2 (p50 1.0 ms); 1 of 2 scenarios over 50 ms; 201 clusters, 400,000 pods, 100,000 hosts, 100 calls each',
+    );
+    expect(graph).toContain('**missed** by 60%');
+    const pql = row('PQL host search p99, slowest search');
+    expect(pql).toContain('≤ 50 ms, every search');
+    expect(pql).toContain(
+      '~~20 ms~~ (stale); PQL spec example 1 (p50 1.0 ms); 0 of 1 searches over 50 ms',
+    );
+    expect(pql).toContain('| met |');
+    expect(page).toContain('`graph`: stale: 1 later commit');
+  });
+});
+
+describe('measures', () => {
+  // A path that no longer exists would never mark its figures stale.
+  it.each([
+    ['coldstart', COLDSTART_MEASURES],
+    ['graph', GRAPH_MEASURES],
+  ])("%s's measured paths exist", (_bench, measures) => {
+    const root = join(import.meta.dirname, '../../..');
+    for (const path of measures) {
+      expect(existsSync(join(root, path)), path).toBe(true);
     }
   });
 });

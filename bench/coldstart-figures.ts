@@ -1,0 +1,103 @@
+/**
+ * The cold-start bench's results file (bench/coldstart.ts →
+ * bench/results/coldstart.json): every function's figures as supporting
+ * figures, and two objective rows for docs/slo.md: the worst API function
+ * against the floor (target ≤ 1.5×) and the sync (≤ 3×). The page stays
+ * short; bench/coldstart-results.md keeps the table of every function.
+ */
+import { BUILD_INPUTS } from '../test/helpers/lambda-bundles.ts';
+import { type Figure, round } from './results.ts';
+
+/** Each target: a function's first answer over the floor's. */
+export const COLDSTART_TARGETS = { api: 1.5, sync: 3 } as const;
+
+/**
+ * What the figures depend on: everything that goes into a bundle (the
+ * digest the bundles are cached under), the floor, the bench and the
+ * stand-ins and Node it runs the bundles with.
+ */
+export const COLDSTART_MEASURES = [
+  ...BUILD_INPUTS,
+  'bench/coldstart.ts',
+  'bench/coldstart-floor.ts',
+  'test/helpers/lambda-bundles.ts',
+  'test/helpers/lambda-process.ts',
+  'test/helpers/lambda-stage.ts',
+  'scripts/node22',
+];
+
+export interface ColdStartRow {
+  name: string;
+  kind: 'floor' | 'api' | 'sync' | 'other';
+  bytes: number;
+  importMs: number;
+  answerMs: number;
+  /** The first answer was an error (its message). */
+  failed?: string;
+}
+
+/** A function's key in the results file. */
+const keyOf = (name: string) =>
+  name.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
+
+const times = (v: number) => `${v.toFixed(2)}×`;
+
+export function coldStartFigures(
+  rows: readonly ColdStartRow[],
+  runs: number,
+): Record<string, Figure> {
+  const floor = rows.find((r) => r.kind === 'floor');
+  if (!floor) throw new Error('no floor measured');
+  const figures: Record<string, Figure> = {};
+  const ratio = (r: ColdStartRow) => r.answerMs / floor.answerMs;
+  for (const r of rows) {
+    const key = r.kind === 'floor' ? 'floor' : keyOf(r.name);
+    figures[`${key}.answer_ms`] = { value: round(r.answerMs), unit: 'ms' };
+    figures[`${key}.import_ms`] = { value: round(r.importMs), unit: 'ms' };
+    figures[`${key}.bundle_bytes`] = { value: r.bytes, unit: 'bytes' };
+    if (r.kind !== 'floor') {
+      figures[`${key}.ratio`] = { value: round(ratio(r)), unit: '×' };
+    }
+  }
+  const against = (r: ColdStartRow) =>
+    `${r.answerMs.toFixed(0)} ms vs floor ${floor.answerMs.toFixed(0)} ms, median of ${runs} fresh processes`;
+  const api = rows.filter((r) => r.kind === 'api');
+  const worst = api.reduce<ColdStartRow | undefined>(
+    (w, r) => (w === undefined || r.answerMs > w.answerMs ? r : w),
+    undefined,
+  );
+  if (worst) {
+    const limit = COLDSTART_TARGETS.api;
+    const over = api.filter((r) => ratio(r) > limit).length;
+    const best = api.reduce((b, r) => (r.answerMs < b.answerMs ? r : b));
+    figures['objective.api_worst_ratio'] = {
+      value: round(ratio(worst)),
+      unit: '×',
+      objective: 'Cold start, slowest API function, against the floor',
+      target: {
+        max: limit,
+        text: `every API function ≤ ${limit}× the floor's first answer`,
+      },
+      detail: `${worst.name}: ${against(worst)}; ${over} of ${api.length} API functions over ${limit}×, the quickest ${best.name} at ${times(ratio(best))}; every function: bench/coldstart-results.md`,
+    };
+  }
+  const sync = rows.find((r) => r.kind === 'sync');
+  if (sync) {
+    const limit = COLDSTART_TARGETS.sync;
+    figures['objective.sync_ratio'] = {
+      value: round(ratio(sync)),
+      unit: '×',
+      objective: 'Cold start, sync, against the floor',
+      target: { max: limit, text: `≤ ${limit}× the floor's first answer` },
+      detail: against(sync),
+    };
+  }
+  return figures;
+}
+
+/** Functions whose first answer was an error: their time is not a success's. */
+export function coldStartNotes(rows: readonly ColdStartRow[]): string[] {
+  return rows
+    .filter((r) => r.failed)
+    .map((r) => `${r.name} answered with an error: ${r.failed}`);
+}
