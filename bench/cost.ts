@@ -68,6 +68,8 @@ interface RdsClass {
 interface Prices {
   region: string;
   entered: string;
+  /** The date every price was checked against its page; null: not yet. */
+  checked: string | null;
   prices: Record<string, Price>;
   rds_instances: { source: string; classes: RdsClass[] };
 }
@@ -478,6 +480,9 @@ const page: string[] = [
   `The monthly bill of the backend for 100, 1,000 and 10,000 clusters, each resyncing every`,
   `${INTERVAL_S / 60} minutes (${fmt(RESYNCS_A_MONTH)} resyncs a cluster a month), in ${prices.region} at the list prices entered`,
   `on ${prices.entered} in \`${pricesPath}\` (the only hand-entered inputs; each price names its page).`,
+  prices.checked
+    ? `Every price was checked against its page on ${prices.checked}.`
+    : '**The prices are not checked**: entered from the published list without the pages at hand, none yet compared with its page; check them before quoting a figure.',
   `The fleet's mix: ${sizes.map((s) => `${MIX[s] * 100}% ${s} (${fmt(PODS[s])} pods)`).join(', ')}.`,
   '',
   '**What is measured and what is not.** Measured on the bench machine (results files below): a',
