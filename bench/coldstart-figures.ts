@@ -60,7 +60,7 @@ export function coldStartFigures(
     }
   }
   const against = (r: ColdStartRow) =>
-    `${r.answerMs.toFixed(0)} ms vs floor ${floor.answerMs.toFixed(0)} ms, median of ${runs} fresh processes`;
+    `${r.answerMs.toFixed(0)} ms vs floor ${floor.answerMs.toFixed(0)} ms, ${runs === 1 ? 'one fresh process' : `median of ${runs} fresh processes`}`;
   const api = rows.filter((r) => r.kind === 'api');
   const worst = api.reduce<ColdStartRow | undefined>(
     (w, r) => (w === undefined || r.answerMs > w.answerMs ? r : w),
