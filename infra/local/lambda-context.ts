@@ -11,10 +11,13 @@
  * that holds only its context, so every line names the function and request
  * id of the invocation that wrote it, however they overlap.
  *
- * Not Lambda's InvokeStore (AWS_LAMBDA_MAX_CONCURRENCY): that variable also
- * moves Powertools' batch processor state into the store, and the local
- * stack's FIFO poison test then applied a group's next snapshot before its
- * failed one was let go (docs/decisions.md).
+ * Not Lambda's InvokeStore (AWS_LAMBDA_MAX_CONCURRENCY): the AWS SDK's
+ * first request (the poller's first receive) installs its single-context
+ * store before any invocation, so overlapping invocations share one
+ * context, and the SQS FIFO batch processor, whose state that variable
+ * moves into the store, lost a failed record's failure: the local stack's
+ * poison test applied a cluster's next snapshot before its failed one was
+ * let go (docs/decisions.md).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
