@@ -1,20 +1,27 @@
 /**
  * Invoking handlers locally as Lambda invokes them: each invocation gets a
  * `Context` of its own, with the function's AWS name and a fresh request
- * id, so a failed API request is logged with its own function's name, not
- * the last sync's.
+ * id, and runs in a Logger scope of its own (inOwnLoggerScope,
+ * shared/observability/logger.ts).
  *
- * Not yet scoped per invocation: the local stack runs every function in one
- * process, and the Logger's context is process-wide, so a line a sync logs
- * while an API request is in flight may carry the request's context.
- * Powertools can keep it per invocation (Lambda's InvokeStore, with
- * AWS_LAMBDA_MAX_CONCURRENCY set), but its SQS FIFO batch processor then
- * lost a failed group's hold in the local stack (local-stack-crash's poison
- * test applied A's next snapshot before the poison one was let go), so that
- * waits for a closer look (docs/decisions.md).
+ * The local stack runs every function in one process, so a sync, the
+ * sweeps and several API requests may be in flight together, where in AWS
+ * each runs in a process of its own. The Powertools Logger holds one Lambda
+ * context; in its own scope each invocation logs through a child Logger
+ * that holds only its context, so every line names the function and request
+ * id of the invocation that wrote it, however they overlap.
+ *
+ * Not Lambda's InvokeStore (AWS_LAMBDA_MAX_CONCURRENCY): the AWS SDK's
+ * first request (the poller's first receive) installs its single-context
+ * store before any invocation, so overlapping invocations share one
+ * context, and the SQS FIFO batch processor, whose state that variable
+ * moves into the store, lost a failed record's failure: the local stack's
+ * poison test applied a cluster's next snapshot before its failed one was
+ * let go (docs/decisions.md).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import { inOwnLoggerScope } from '../../shared/observability/logger.ts';
 import { functionNames } from '../names.ts';
 
 /** The functions' names, as the stacks name them with the default prefix. */
@@ -43,14 +50,14 @@ export function lambdaContext(
 }
 
 /**
- * Runs `handler(event, context)` as one invocation. Its middleware stack
- * (shared/observability/middleware.ts) gives the Logger this context when
- * it starts and clears its keys when it ends.
+ * Runs `handler(event, context)` as one invocation, in a Logger scope of its
+ * own: its middleware stack (shared/observability/middleware.ts) gives that
+ * scope's Logger this context, which no other invocation's line then sees.
  */
 export function invoke<E, R>(
   handler: (event: E, context: Context) => Promise<R>,
   event: E,
   context: Context,
 ): Promise<R> {
-  return handler(event, context);
+  return inOwnLoggerScope(() => handler(event, context));
 }

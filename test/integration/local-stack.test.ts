@@ -111,5 +111,33 @@ describe('local stack (npm start)', () => {
     }
     expect(exit.code, started.output()).toBe(0);
     expect(started.output()).toContain('[local] stopped');
+    // Each line names the function that wrote it: the sync's lines the
+    // sync, the bridge's (no Lambda function locally, nor any invocation)
+    // none, though sweeps and syncs ran beside it in the one process.
+    const lines = jsonLines(started.output());
+    const synced = lines.filter((l) => l.message === 'inventory synced');
+    expect(synced.length).toBeGreaterThan(0);
+    for (const line of synced) {
+      expect(line.function_name).toBe('k8s-inventory-sync');
+    }
+    const forwarded = lines.filter((l) => l.message === 'inventory forwarded');
+    expect(forwarded.length).toBeGreaterThan(0);
+    for (const line of forwarded) {
+      expect(line).not.toHaveProperty('function_name');
+      expect(line).not.toHaveProperty('function_request_id');
+    }
   });
 });
+
+/** The JSON log lines in a process's output. */
+function jsonLines(output: string): Record<string, unknown>[] {
+  return output.split('\n').flatMap((line) => {
+    const start = line.indexOf('{');
+    if (start < 0) return [];
+    try {
+      return [JSON.parse(line.slice(start)) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
