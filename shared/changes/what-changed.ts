@@ -376,6 +376,30 @@ function keep<R>(rows: R[], cap: number): { rows: R[]; truncated: boolean } {
   return { rows: rows.slice(0, cap), truncated: rows.length > cap };
 }
 
+/**
+ * A deploy or an alert group is the cluster's environment's when pinned to
+ * it, or client-wide (no environment) from a host of it. One statement
+ * with the two ORed reads every row of the client's window and sorts them
+ * (the planner cannot walk an index in order under an OR, and takes the
+ * environment for one of many), a cost that grows with the client's other
+ * clusters. Each branch here walks its own index newest first
+ * (migrations/0028) and stops at `limit`; the union keeps the newest
+ * `limit` of both, in the branches' order: time desc, then id desc.
+ */
+function newestOfEnvironment(
+  branch: (environment: string) => string,
+  environment: { pinned: string; clientWide: string },
+  limit: number,
+): string {
+  return `select * from (
+       (${branch(environment.pinned)})
+       union all
+       (${branch(environment.clientWide)})
+     ) u
+     order by u.time desc, u.id desc
+     limit ${limit}`;
+}
+
 // -------------------------------------------------------------- changes
 
 // Only the fields the items show are read out of `details` (a recorded
@@ -505,8 +529,6 @@ async function readDeploys(
     `e.client_id = ${p.add(cluster.clientId)}`,
     `coalesce(e.scanned_at, e.created_at) between ${p.add(q.from)} and ${p.add(q.to)}`,
     `e.source = '${DEPLOY_SOURCE}'`,
-    `(e.environment_id = ${env} or (e.environment_id is null and (e.host_id is null
-       or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))))`,
     `e.details ? 'namespace'`,
     // A client-wide deploy of an app Console does not know is listed only
     // on a cluster that has its namespace (spec: "for every environment's
@@ -525,16 +547,9 @@ async function readDeploys(
       select apps.name from apps where apps.concerns)))`);
   }
   where.push(clusterInScope(p, cluster, scope));
-  const rows = await query<DeployRow>(
-    db,
-    `with apps as (
-       select a.name,
-              coalesce(bool_or(a.mapped_cluster_id = ${clusterId} and ${concerns}), false) as concerns
-       from argocd_applications a
-       where a.client_id = ${p.add(cluster.clientId)}
-       group by a.name
-     )
-     select e.id, e.event_type, e.severity, e.summary,
+  const appsClient = p.add(cluster.clientId);
+  const branch = (environment: string) =>
+    `select e.id, e.event_type, e.severity, e.summary,
             e.details ->> 'app_name' as app_name, e.details ->> 'namespace' as namespace,
             e.details ->> 'revision' as revision, e.details ->> 'actor' as actor,
             coalesce(e.scanned_at, e.created_at) as time,
@@ -542,9 +557,27 @@ async function readDeploys(
             apps.name is not null as attributed
      from change_events e
      left join apps on apps.name = e.details ->> 'app_name'
-     where ${where.join(' and ')}
+     where ${environment} and ${where.join(' and ')}
      order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
-     limit ${SOURCE_CAP.deploys + 1}`,
+     limit ${SOURCE_CAP.deploys + 1}`;
+  const rows = await query<DeployRow>(
+    db,
+    `with apps as (
+       select a.name,
+              coalesce(bool_or(a.mapped_cluster_id = ${clusterId} and ${concerns}), false) as concerns
+       from argocd_applications a
+       where a.client_id = ${appsClient}
+       group by a.name
+     )
+     ${newestOfEnvironment(
+       branch,
+       {
+         pinned: `e.environment_id = ${env}`,
+         clientWide: `e.environment_id is null and (e.host_id is null
+           or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))`,
+       },
+       SOURCE_CAP.deploys + 1,
+     )}`,
     p.values,
   );
   const kept = keep(rows, SOURCE_CAP.deploys);
@@ -614,34 +647,36 @@ async function readAlerts(
     const pod = p.add(ownedNamePatterns(q.kinds, q.workload).pod);
     match = `${match} and (${labels.join(' or ')} or a ->> 'pod' ~ ${pod})`;
   }
-  const rows = await query<AlertRow>(
-    db,
-    // The groups in order first (OFFSET 0 keeps that subquery whole), so
-    // the alert-label match runs on the newest groups only until the cap
-    // is filled, not on every group of the window before a sort.
+  const client = p.add(cluster.clientId);
+  const window = `g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}`;
+  const inScope = clusterInScope(p, cluster, scope);
+  // Each branch walks its index newest first and runs the alert-label match
+  // on each group until the cap is filled (see newestOfEnvironment).
+  const branch = (environment: string) =>
     `select g.id, g.status, g.severity, g.title, g.detail,
             g.first_fired_at as time, m.namespace
-     from (
-       select g.id, g.status, g.severity, g.title, g.detail,
-              g.first_fired_at, g.alert_labels
-       from alert_groups g
-       where g.client_id = ${p.add(cluster.clientId)}
-         and g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}
-         and (g.environment_id = ${env} or (g.environment_id is null and exists (
-           select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})))
-         and ${holds}
-         and ${clusterInScope(p, cluster, scope)}
-       order by g.first_fired_at desc, g.id desc
-       offset 0
-     ) g
+     from alert_groups g
      cross join lateral (
        select a ->> 'namespace' as namespace
        from jsonb_array_elements(g.alert_labels) as a
        where ${match}
        limit 1
      ) m
+     where g.client_id = ${client} and ${window} and ${environment}
+       and ${holds} and ${inScope}
      order by g.first_fired_at desc, g.id desc
-     limit ${SOURCE_CAP.alerts + 1}`,
+     limit ${SOURCE_CAP.alerts + 1}`;
+  const rows = await query<AlertRow>(
+    db,
+    newestOfEnvironment(
+      branch,
+      {
+        pinned: `g.environment_id = ${env}`,
+        clientWide: `g.environment_id is null and exists (
+         select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})`,
+      },
+      SOURCE_CAP.alerts + 1,
+    ),
     p.values,
   );
   const kept = keep(rows, SOURCE_CAP.alerts);

@@ -680,6 +680,119 @@ describe('the what-changed timeline', () => {
     expect(first.sources.events).toBe('ok');
   });
 
+  it("keeps the newest deploys and alert groups of the environment's and the client-wide ones together, at the same instant by id", async () => {
+    // Prepare: a client of its own; 110 deploys and 110 alert groups, in
+    // pairs at the same instant, one of each pair pinned to the
+    // environment and one client-wide (no environment; an alert group's
+    // from a host of it), so the cap's 100 interleave the two and ties are
+    // broken by id across them.
+    const clientId = await insertClient(db, 'acme-interleaved');
+    const env = await insertEnvironment(db, clientId, 'production');
+    const other = await insertEnvironment(db, clientId, 'staging');
+    const clusterId = await insertCluster(db, {
+      clientId,
+      environmentId: env,
+      name: 'interleaved',
+    });
+    await insertNamespace(db, clusterId, 'shop');
+    const host = await insertHost(db, {
+      clientId,
+      environmentId: env,
+      hostname: 'vm-interleaved',
+    });
+    const source = await queryOne<{ id: string }>(
+      db,
+      `insert into webhook_sources (client_id, environment_id, kind, secret_sha256)
+       values ($1, null, 'alertmanager', sha256('interleaved')) returning id`,
+      [clientId],
+    );
+    await query(
+      db,
+      `insert into change_events (source, event_type, client_id, environment_id,
+         scanned_at, summary, details)
+       select 'deployment', 'sync', $1::uuid,
+              case when i % 2 = 0 then $2::uuid end, $3::timestamptz - make_interval(mins => i / 2),
+              'deploy ' || i, jsonb_build_object('provider', 'argocd',
+                'app_name', 'app-' || i, 'namespace', 'shop')
+       from generate_series(1, 110) i
+       union all
+       -- Another environment's deploys, at the newest instants: never shown.
+       select 'deployment', 'sync', $1::uuid, $4::uuid, $3::timestamptz, 'other ' || i,
+              jsonb_build_object('provider', 'argocd', 'app_name', 'other-' || i,
+                'namespace', 'shop')
+       from generate_series(1, 5) i`,
+      [clientId, env, NOW, other],
+    );
+    await query(
+      db,
+      `insert into alert_groups (source_id, client_id, environment_id, host_id,
+         group_key, status, title, labels, alert_labels, first_fired_at,
+         last_notified_at)
+       select $1, $2, case when i % 2 = 0 then $3::uuid end,
+              case when i % 2 = 1 then $4::uuid end, 'g-' || i, 'firing',
+              'alert ' || i, '{}', '[{"namespace": "shop"}]',
+              $5::timestamptz - make_interval(mins => i / 2),
+              $5::timestamptz - make_interval(mins => i / 2)
+       from generate_series(1, 110) i`,
+      [source.id, clientId, env, host, NOW],
+    );
+    const expected = async (sql: string, more: unknown[] = []) =>
+      (await query<{ id: string }>(db, sql, [clientId, env, ...more])).map(
+        (r) => r.id,
+      );
+    const deploys = await expected(
+      `select id from change_events
+       where client_id = $1 and source = 'deployment'
+         and (environment_id = $2 or environment_id is null)
+       order by scanned_at desc, id desc limit 100`,
+    );
+    const alerts = await expected(
+      `select id from alert_groups
+       where client_id = $1 and (environment_id = $2 or environment_id is null)
+       order by first_fired_at desc, id desc limit 100`,
+    );
+
+    // Act
+    const view = await readWhatChanged(db, {
+      cluster: { id: clusterId, clientId, environmentId: env },
+      readable: new Set<TimelineSource>(['deploys', 'alerts']),
+      scopeFor: () => ({ clientIds: [clientId], environments: [] }),
+      query: {
+        kinds: ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout'],
+        from: ago(7 * 24 * 60),
+        to: NOW,
+      },
+      events: noEvents,
+      historyDays: HISTORY_DAYS,
+      now: NOW,
+    });
+
+    // Assess: the kept rows are the newest 100 by (time, id), as one
+    // statement over both would keep them (the timeline then lists an
+    // instant's items by id ascending: compareItems).
+    const ids = (kind: string) =>
+      view.items
+        .filter((i) => i.kind === kind)
+        .map((i) => i.id)
+        .sort();
+    expect(ids('deploy')).toEqual(deploys.map((id) => `deploy:${id}`).sort());
+    expect(ids('alert')).toEqual(alerts.map((id) => `alert:${id}`).sort());
+    expect(view.truncated).toMatchObject({ deploys: true, alerts: true });
+    const clientWide = await expected(
+      `select id from change_events
+       where client_id = $1 and source = 'deployment' and environment_id is null
+         and $2::uuid is not null and id = any($3::uuid[])`,
+      [deploys],
+    );
+    expect(
+      view.items
+        .filter((i) => i.kind === 'deploy' && i.scope === 'client')
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(clientWide.map((id) => `deploy:${id}`).sort());
+    expect(clientWide.length).toBeGreaterThanOrEqual(50);
+  });
+
   it('refuses the parameter combinations the spec refuses, naming the parameter', () => {
     // Assess
     const refused = (params: Parameters<typeof whatChangedQuery>[0]) => {
