@@ -1104,6 +1104,48 @@ describe('syncInventory', () => {
       });
     },
   );
+
+  it("updates the asset's name and status with the cluster's on a resync, and leaves an unchanged asset unwritten", async () => {
+    // Prepare
+    const inv = small(16);
+    inv.cluster.status = 'healthy';
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+    });
+    const assetOf = () =>
+      queryOne<{ name: string; status: string; updated_at: Date }>(
+        database.db,
+        `select a.name, a.status, a.updated_at
+         from clusters c join assets a on a.id = c.asset_id where c.id = $1`,
+        [clusterId],
+      );
+    const at = (minutes: number) =>
+      new Date(Date.parse(inv.timestamp) + minutes * 60_000);
+    const resync = (minutes: number, cluster: Inventory['cluster']) =>
+      syncInventory(
+        database.db,
+        subject,
+        { ...inv, cluster, timestamp: at(minutes).toISOString() },
+        { now: () => at(minutes) },
+      );
+
+    // Act
+    await resync(1, inv.cluster);
+    const unchanged = await assetOf();
+    await resync(2, inv.cluster);
+    const still = await assetOf();
+    await resync(3, { ...inv.cluster, name: 'renamed', status: 'degraded' });
+    const changed = await assetOf();
+
+    // Assess
+    expect(unchanged.status).toBe('active');
+    expect(still.updated_at).toEqual(unchanged.updated_at);
+    expect(changed).toMatchObject({ name: 'renamed', status: 'degraded' });
+    expect(changed.updated_at.getTime()).toBeGreaterThan(
+      still.updated_at.getTime(),
+    );
+  });
 });
 
 describe('syncInventory with the realistic fixture', () => {
