@@ -35,11 +35,7 @@ import { faultPoint } from '../faults.ts';
 import type { SnapshotRows } from '../metrics/series.ts';
 import { toWireInventory, type WireInventory } from '../wire/decode.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
-import {
-  type IncomingRow,
-  IncomingRows,
-  validateAllRows,
-} from './incoming.ts';
+import { type IncomingRow, IncomingRows, validateAllRows } from './incoming.ts';
 import { KIND_ORDER, type KindKey, type Link, PRUNE_ORDER } from './kinds.ts';
 import {
   type PrepareContext,
