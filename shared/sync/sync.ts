@@ -469,11 +469,8 @@ async function applyKinds(
           ...scope,
           workloads: changedWorkloads(prepared),
           // Read for each HPA's namespace and target only, which a valid
-          // row as sent has as a validated one does (or lacks alike); and
-          // only once a workload's facts changed.
-          get hpas() {
-            return incoming.values('hpas') as Inventory['hpas'];
-          },
+          // row as sent has as a validated one does (or lacks alike).
+          hpas: () => incoming.values('hpas') as Inventory['hpas'],
           stored: storedFacts(prepared.stored),
         });
       }
