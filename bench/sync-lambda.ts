@@ -13,8 +13,13 @@
  * and one warm round: the handler process's CPU and PostgreSQL's, for a
  * no-change resync and for a 1%-changed one, and their ratio (target: the
  * handler's own CPU at most 2× PostgreSQL's for a no-change resync). Not
- * measured: X-Ray (the tracer is off outside Lambda). `--profile` writes a
- * V8 CPU profile of the handler process to BENCH_PROFILE_DIR (the temp dir).
+ * measured: X-Ray (the tracer is off outside Lambda). `--profile` takes a
+ * V8 CPU profile of the handler process over the measured rounds only (one
+ * for the no-change rounds, one for the 1%-changed ones; not the first
+ * syncs nor the warm round), writes each to BENCH_PROFILE_DIR (the temp
+ * dir) and prints its busy time by function, self and total. The profile
+ * samples the thread's wall time: on a loaded machine, time spent waiting
+ * for a CPU inside a call (a socket write, a GC pause) is charged to it.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -103,6 +108,19 @@ function record(agentId: string, body: Buffer): SQSRecord {
   return sqsRecordOf(subject, queued.body, Object.fromEntries(attributes));
 }
 
+/** Starts, or stops and writes, the handler process's CPU profile. */
+function profile(
+  child: ChildProcess,
+  message: { profile: 'start' } | { profile: 'stop'; file: string },
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { ok: boolean; error?: string }) =>
+      m.ok ? resolve() : reject(new Error(m.error)),
+    );
+    child.send(message);
+  });
+}
+
 function invoke(child: ChildProcess, event: SQSEvent): Promise<void> {
   return new Promise((resolve, reject) => {
     child.once(
@@ -125,38 +143,68 @@ function invoke(child: ChildProcess, event: SQSEvent): Promise<void> {
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
-/** The handler process's self time by function, the top 25. */
+function frameName(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
+}
+
+/**
+ * Each profile's busy time by function: self (where the CPU was) and total
+ * (under which call it was, each function counted once a sample), the top
+ * 25 of each.
+ */
 async function printProfile(dir: string): Promise<void> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
-  for (const file of files) {
+  for (const file of files.sort().reverse()) {
     const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as {
       nodes: ProfileNode[];
       samples: number[];
       timeDeltas: number[];
     };
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) {
+      for (const c of n.children ?? []) parent.set(c, n.id);
+    }
     const self = new Map<string, number>();
-    let total = 0;
+    const total = new Map<string, number>();
+    let busy = 0;
     for (const [i, id] of profile.samples.entries()) {
       const node = byId.get(id);
       const us = profile.timeDeltas[i] ?? 0;
       if (!node || node.callFrame.functionName === '(idle)') continue;
-      const { functionName, url, lineNumber } = node.callFrame;
-      const key = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
+      const key = frameName(node);
       self.set(key, (self.get(key) ?? 0) + us);
-      total += us;
+      busy += us;
+      const seen = new Set<string>();
+      for (let at: number | undefined = id; at !== undefined; ) {
+        const frame = byId.get(at);
+        if (!frame) break;
+        const name = frameName(frame);
+        if (!seen.has(name)) {
+          seen.add(name);
+          total.set(name, (total.get(name) ?? 0) + us);
+        }
+        at = parent.get(at);
+      }
     }
-    console.log(
-      `\nthe handler process's busy time by function (self), of ${(total / 1000).toFixed(0)} ms:`,
-    );
-    for (const [key, us] of [...self]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 25)) {
+    for (const [title, times] of [
+      ['self', self],
+      ['total', total],
+    ] as const) {
       console.log(
-        `  ${(us / 1000).toFixed(1).padStart(8)} ms  ${((us / total) * 100).toFixed(1).padStart(5)}%  ${key}`,
+        `\n${file}: the handler process's busy time by function (${title}), of ${(busy / 1000).toFixed(0)} ms:`,
       );
+      for (const [key, us] of [...times]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, title === 'self' ? 30 : 60)) {
+        console.log(
+          `  ${(us / 1000).toFixed(1).padStart(8)} ms  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${key}`,
+        );
+      }
     }
   }
 }
@@ -168,12 +216,6 @@ try {
   await ensureTenant(bench.db, { clientSlug: 'bench', envSlug: 'production' });
   const runtime = await bundle();
   child = fork(runtime, [], {
-    execArgv: PROFILE
-      ? [
-          '--cpu-prof',
-          `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? profileDir}`,
-        ]
-      : [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       PATH: process.env.PATH,
@@ -230,6 +272,7 @@ try {
   await invoke(handlerProcess, batchOf(1, false)); // warm
   const pid = handlerProcess.pid ?? -1;
   const measure = async (changed: boolean, from: number) => {
+    if (PROFILE) await profile(handlerProcess, { profile: 'start' });
     const handler: number[] = [];
     const postgres: number[] = [];
     for (let round = from; round < from + ROUNDS; round++) {
@@ -246,6 +289,13 @@ try {
       if (pg0 !== undefined && pg1 !== undefined) {
         postgres.push((pg1 - pg0) / CLUSTERS);
       }
+    }
+    if (PROFILE) {
+      const file = join(
+        process.env.BENCH_PROFILE_DIR ?? profileDir,
+        `${changed ? 'changed' : 'no-change'}.cpuprofile`,
+      );
+      await profile(handlerProcess, { profile: 'stop', file });
     }
     return { handler: median(handler), postgres: median(postgres) };
   };

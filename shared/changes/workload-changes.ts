@@ -31,9 +31,10 @@ export interface FactsStepInput {
    * The snapshot's HPAs; only these decide whether replicas are the HPA's.
    * Undefined (not collected): the stored HPAs, those of the last snapshot
    * that carried the array, decide instead, since a sync without it prunes
-   * none of them.
+   * none of them. Called only when some workload's facts changed: most
+   * resyncs never read them.
    */
-  hpas: Inventory['hpas'];
+  hpas: () => Inventory['hpas'];
   /**
    * Stored digest and time by workload key (kind, namespace, name joined by
    * \u0001), as read before this sync's upserts: a workload missing here is
@@ -106,10 +107,11 @@ export async function applyWorkloadFacts(
     input.clusterId,
     candidates.map((c) => c.workload),
   );
+  const hpas = input.hpas();
   const hpa = hpaTargets(
-    input.hpas === undefined
+    hpas === undefined
       ? await listStoredHpaTargets(tx, input.clusterId)
-      : input.hpas.map((h) => ({
+      : hpas.map((h) => ({
           namespace: h.namespace,
           target:
             h.target?.kind && h.target.name

@@ -383,15 +383,47 @@ function inlinePayload(
   }
   // Buffer's decoder skips what it does not understand; refuse instead: a
   // body is valid when it is what its bytes encode to (canonical base64, as
-  // the bridge writes it). Cheaper than a regular expression over the text
-  // (0.3 against 1.9 ms for a 430 KB body).
-  const payload = Buffer.from(body, 'base64');
-  if (payload.toString('base64') !== body) {
+  // the bridge writes it).
+  if (!isCanonicalBase64(body)) {
     throw new RejectedInventoryError(
       `queued message ${where} has a body that is not valid base64`,
     );
   }
-  return payload;
+  return Buffer.from(body, 'base64');
+}
+
+/** Each base64 digit's value by its character code; -1: not a digit. */
+const BASE64_DIGITS = (() => {
+  const alphabet =
+    'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const values = new Int8Array(128).fill(-1);
+  for (let i = 0; i < alphabet.length; i++) values[alphabet.charCodeAt(i)] = i;
+  return values;
+})();
+
+const PAD = 0x3d; // '='
+
+/**
+ * Whether `text` is what some bytes encode to in base64 (RFC 4648's
+ * alphabet, padded, the unused bits of the last digit zero): the text
+ * encoding its decoded bytes gives back, read without encoding them again
+ * (for a 430 KB body, half the CPU and no second copy of the text).
+ */
+export function isCanonicalBase64(text: string): boolean {
+  if (text.length % 4 !== 0) return false;
+  let end = text.length;
+  if (text.charCodeAt(end - 1) === PAD) end--;
+  if (text.charCodeAt(end - 1) === PAD) end--;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || (BASE64_DIGITS[c] as number) < 0) return false;
+  }
+  const padding = text.length - end;
+  if (padding === 0) return true;
+  // The last digit's bits past the last byte: 4 of them before "==", 2
+  // before "=".
+  const last = BASE64_DIGITS[text.charCodeAt(end - 1)] as number;
+  return (last & (padding === 2 ? 0x0f : 0x03)) === 0;
 }
 
 async function fetchClaim(

@@ -27,6 +27,8 @@ import type { StoredRow } from './repo.ts';
 /** Where an incoming row is read from, by its index in its kind. */
 interface RowSource {
   row(index: number): unknown;
+  /** Some members of the row, without reading it whole (undefined: cannot). */
+  members?(index: number, names: readonly string[]): unknown[] | undefined;
 }
 
 /**
@@ -85,6 +87,18 @@ export class IncomingRow {
     return this.#source === undefined
       ? this.#value
       : this.#source.row(this.#index);
+  }
+
+  /**
+   * The row's members `names` as `value()` has them (undefined: absent):
+   * of a row as sent, read from their own bytes, so that a step reading a
+   * few members of every row parses no unchanged row whole.
+   */
+  members(names: readonly string[]): unknown[] {
+    const read = this.#source?.members?.(this.#index, names);
+    if (read !== undefined) return read;
+    const row = this.value() as Record<string, unknown>;
+    return names.map((name) => row[name]);
   }
 }
 
@@ -250,7 +264,10 @@ export class IncomingRows {
     }
     if (now.length > 0) this.#validate(kind, now);
     const valid = this.#validated[kind] ?? new Map<number, unknown>();
-    const asSent: RowSource = { row: (i) => sentRows.value(i) };
+    const asSent: RowSource = {
+      row: (i) => sentRows.value(i),
+      members: (i, names) => sentRows.members(i, names),
+    };
     const validatedLater: RowSource = { row: (i) => this.#row(kind, i) };
     const pending: number[] = [];
     const rows = Array.from({ length: sentRows.length }, (_, i) => {

@@ -68,7 +68,7 @@ export function prepareKind(
   const incoming = byKey(rows, duplicateKeys);
   const storedRows = stored ?? new Map<string, StoredRow>();
   const changed: PreparedKind['changed'] = [];
-  const unchanged = new Set<unknown>();
+  const unchanged = new Set<IncomingRow>();
   const replaced: PreparedKind['replaced'] = [];
   const factsOnly: PreparedKind['factsOnly'] = { ids: [], digests: [] };
   let added = 0;
@@ -76,8 +76,8 @@ export function prepareKind(
     const before = storedRows.get(row.key);
     if (!before) added++;
     if (before !== undefined && before.content_hash === row.hash()) {
-      // Read by the events history only: an unchanged row is parsed if read.
-      if (kind === 'events') unchanged.add(row.value());
+      // The events history skips these, unread.
+      if (kind === 'events') unchanged.add(row);
       if (
         row.factsHash !== undefined &&
         before.facts?.spec_facts_wire_hash !== row.factsHash
@@ -134,12 +134,16 @@ function byKey(
   return incoming;
 }
 
+/** An event's times, in the order seen_at falls back through them. */
+const EVENT_TIMES = ['last_seen', 'first_seen', 'created_at'] as const;
+
 /**
  * The events within retention of the snapshot time, by the event's time as
  * k8s_events.seen_at defines it (migrations/0007; before the write, so
  * without its last fallback, the row's write time): an event with no time
  * at all is kept. Read from validated rows and from rows as sent that were
- * accepted before (their times are strings, null or absent alike).
+ * accepted before (their times are strings, null or absent alike), whose
+ * times alone are read, not the whole row.
  */
 function keptEvents(
   events: readonly IncomingRow[],
@@ -148,28 +152,29 @@ function keptEvents(
 ): IncomingRow[] {
   const cutoff = snapshotAt.getTime() - retentionHours * 3_600_000;
   return events.filter((row) => {
-    const e = row.value() as {
-      last_seen?: string | null;
-      first_seen?: string | null;
-      created_at?: string | null;
-    };
-    const seen = e.last_seen ?? e.first_seen ?? e.created_at;
+    const [last, first, created] = row.members(EVENT_TIMES) as (
+      | string
+      | null
+      | undefined
+    )[];
+    const seen = last ?? first ?? created;
     return !seen || Date.parse(seen) >= cutoff;
   });
 }
 
 /**
  * Events only: the 14-day history's rows of this snapshot, as JSON. Only
- * rows that changed are read: an unchanged one is skipped by identity.
+ * rows that changed are read: an unchanged one is left out unread.
  */
 function historyJson(
   events: readonly IncomingRow[],
-  unchanged: ReadonlySet<unknown>,
+  unchanged: ReadonlySet<IncomingRow>,
   ctx: PrepareContext,
 ): string | undefined {
+  const read = events.filter((e) => !unchanged.has(e)).map((e) => e.value());
   const rows = eventHistoryRows(
-    events.map((e) => e.value()) as NonNullable<Inventory['events']>,
-    unchanged,
+    read as NonNullable<Inventory['events']>,
+    new Set(),
     ctx.history,
   );
   return rows === undefined ? undefined : rowsJson(rows);

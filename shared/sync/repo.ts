@@ -431,7 +431,9 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
 /**
  * Steps 1 and 2: the asset (with the status mapping), the cluster's
  * metadata, its agent status and snapshot time. Its counts (step 17) are
- * refreshRollups'.
+ * refreshRollups'. One statement, so one round trip: the asset's update (a
+ * data-modifying WITH, written only when its name or status changed) runs
+ * whether or not the cluster's reads it.
  */
 export async function updateClusterAndAsset(
   tx: Queryable,
@@ -442,13 +444,11 @@ export async function updateClusterAndAsset(
 ): Promise<void> {
   await execute(
     tx,
-    prepared(`update assets set name = $2, status = $3, updated_at = now()
-     where id = $1 and (name, status) is distinct from ($2, $3)`),
-    [cluster.asset_id, facts.name, assetStatus],
-  );
-  await execute(
-    tx,
-    prepared(`update clusters set
+    prepared(`with asset as (
+       update assets set name = $2, status = $21, updated_at = now()
+       where id = $22 and (name, status) is distinct from ($2, $21)
+     )
+     update clusters set
        name = $2, display_name = $3, uid = $4, version = $5, platform = $6,
        distribution = $7, api_server_url = $8, cluster_cidr = $9,
        service_cidr = $10, dns_domain = coalesce($11, 'cluster.local'), cloud_provider = $12,
@@ -482,6 +482,8 @@ export async function updateClusterAndAsset(
       snapshot.at,
       snapshot.stamp,
       snapshot.streamSeq ?? null,
+      assetStatus,
+      cluster.asset_id,
     ],
   );
 }

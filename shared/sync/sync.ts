@@ -35,7 +35,7 @@ import { faultPoint } from '../faults.ts';
 import type { SnapshotRows } from '../metrics/series.ts';
 import { toWireInventory, type WireInventory } from '../wire/decode.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
-import { IncomingRows, validateAllRows } from './incoming.ts';
+import { type IncomingRow, IncomingRows, validateAllRows } from './incoming.ts';
 import { KIND_ORDER, type KindKey, type Link, PRUNE_ORDER } from './kinds.ts';
 import {
   type PrepareContext,
@@ -455,7 +455,7 @@ async function applyKinds(
       if (kind === 'nodes') {
         // Step 3's host linkage. Every node, unchanged ones too: a host
         // registered since is found.
-        const nodes = (incoming.values('nodes') ?? []) as NodeAddresses[];
+        const nodes = nodeAddresses(incoming.rows('nodes') ?? []);
         linkage = await linkNodesToHosts(
           tx,
           cluster.id,
@@ -470,7 +470,7 @@ async function applyKinds(
           workloads: changedWorkloads(prepared),
           // Read for each HPA's namespace and target only, which a valid
           // row as sent has as a validated one does (or lacks alike).
-          hpas: incoming.values('hpas') as Inventory['hpas'],
+          hpas: () => incoming.values('hpas') as Inventory['hpas'],
           stored: storedFacts(prepared.stored),
         });
       }
@@ -540,6 +540,14 @@ function storedFacts(
 interface NodeAddresses {
   name: string;
   addresses?: readonly { type: string; address: string }[] | null;
+}
+
+/** The nodes' names and addresses, the rest of an unchanged node unread. */
+function nodeAddresses(rows: readonly IncomingRow[]): NodeAddresses[] {
+  return rows.map((row) => {
+    const [name, addresses] = row.members(['name', 'addresses']);
+    return { name, addresses } as NodeAddresses;
+  });
 }
 
 function nodeAddressPairs(nodes: readonly NodeAddresses[]) {

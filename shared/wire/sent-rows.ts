@@ -132,6 +132,28 @@ export class SentRows {
   }
 
   /**
+   * The values of row `i`'s members `names` (each by its last occurrence,
+   * as JSON.parse reads it; undefined when absent), each parsed from its
+   * own bytes, not the whole row's: undefined when the row is no object
+   * the scan can follow. For a few small members of a large row (an
+   * event's times, a node's addresses), read on every resync.
+   */
+  members(i: number, names: readonly string[]): unknown[] | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    const spans = memberSpans(this.#view(0, end), start, names);
+    if (spans === undefined) return undefined;
+    return spans.map((span) => {
+      if (span === null) return undefined;
+      return this.#bytes[span.valueStart] === QUOTE
+        ? this.#stringAt(span.valueStart, span.valueEnd)
+        : JSON.parse(
+            this.#bytes.toString('utf8', span.valueStart, span.valueEnd),
+          );
+    });
+  }
+
+  /**
    * The JSON string at [start, end) (its quotes included) as JSON.parse
    * reads it. With no escape and no control character its value is the
    * bytes between the quotes, read without a parse (a resync's keys).

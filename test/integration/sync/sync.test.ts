@@ -1104,6 +1104,48 @@ describe('syncInventory', () => {
       });
     },
   );
+
+  it("updates the asset's name and status with the cluster's on a resync, and leaves an unchanged asset unwritten", async () => {
+    // Prepare
+    const inv = small(16);
+    inv.cluster.status = 'healthy';
+    const subject = subjectOf(tenant, inv.agent_id);
+    const { clusterId } = await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+    });
+    const assetOf = () =>
+      queryOne<{ name: string; status: string; updated_at: Date }>(
+        database.db,
+        `select a.name, a.status, a.updated_at
+         from clusters c join assets a on a.id = c.asset_id where c.id = $1`,
+        [clusterId],
+      );
+    const at = (minutes: number) =>
+      new Date(Date.parse(inv.timestamp) + minutes * 60_000);
+    const resync = (minutes: number, cluster: Inventory['cluster']) =>
+      syncInventory(
+        database.db,
+        subject,
+        { ...inv, cluster, timestamp: at(minutes).toISOString() },
+        { now: () => at(minutes) },
+      );
+
+    // Act
+    await resync(1, inv.cluster);
+    const unchanged = await assetOf();
+    await resync(2, inv.cluster);
+    const still = await assetOf();
+    await resync(3, { ...inv.cluster, name: 'renamed', status: 'degraded' });
+    const changed = await assetOf();
+
+    // Assess
+    expect(unchanged.status).toBe('active');
+    expect(still.updated_at).toEqual(unchanged.updated_at);
+    expect(changed).toMatchObject({ name: 'renamed', status: 'degraded' });
+    expect(changed.updated_at.getTime()).toBeGreaterThan(
+      still.updated_at.getTime(),
+    );
+  });
 });
 
 describe('syncInventory with the realistic fixture', () => {
@@ -1154,6 +1196,37 @@ describe('syncInventory with the realistic fixture', () => {
 
     // Assess
     const counts = await countRows(database.db, result.clusterId);
+    expect(counts.events).toBe(recent.length);
+    expect(recent.length).toBeLessThan(inv.events?.length ?? 0);
+  });
+
+  it('drops, on a resync, an unchanged event that aged out of retention since', async () => {
+    // Prepare: every event kept by a first sync with a long retention.
+    const inv = realisticInventory();
+    const tenant = await createTenant(database.db);
+    const subject = subjectOf(tenant, inv.agent_id);
+    await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+      eventRetentionHours: 24 * 3650,
+    });
+    const later = new Date(Date.parse(inv.timestamp) + 60_000);
+    const cutoff = later.getTime() - 24 * 3_600_000;
+    const recent = (inv.events ?? []).filter((e) => {
+      const seen = e.last_seen ?? e.first_seen ?? e.created_at;
+      return seen === null || Date.parse(seen) >= cutoff;
+    });
+
+    // Act: the same events a minute later, under the 24 h retention.
+    const result = await syncInventory(
+      database.db,
+      subject,
+      { ...inv, timestamp: later.toISOString() },
+      { now: () => later, eventRetentionHours: 24 },
+    );
+
+    // Assess
+    const counts = await countRows(database.db, result.clusterId);
+    expect(result.kinds.events?.upserted).toBe(0);
     expect(counts.events).toBe(recent.length);
     expect(recent.length).toBeLessThan(inv.events?.length ?? 0);
   });
@@ -1274,5 +1347,46 @@ describe('node-host linkage', () => {
     // Assess
     expect(first.linkage).toEqual({ linked: 0, unlinked: 2 });
     expect(second.linkage).toEqual({ linked: 1, unlinked: 1 });
+  });
+
+  it('links an unchanged node by its address to a host registered after the first sync', async () => {
+    // Prepare
+    const tenant = await createTenant(database.db);
+    const inv = generateInventory({
+      seed: 35,
+      agentId: randomUUID(),
+      nodes: 2,
+    });
+    const subject = subjectOf(tenant, inv.agent_id);
+    await syncInventory(database.db, subject, inv, {
+      now: () => new Date(inv.timestamp),
+    });
+    const node = inv.nodes?.[1];
+    const ip = node?.addresses.find((a) => a.type === 'InternalIP')?.address;
+    await query(
+      database.db,
+      `insert into hosts (client_id, environment_id, hostname, ip_address) values ($1, $2, 'by-address', $3)`,
+      [tenant.clientId, tenant.environmentId, ip],
+    );
+
+    // Act: the same nodes, a minute later
+    const later = new Date(Date.parse(inv.timestamp) + 60_000);
+    const result = await syncInventory(
+      database.db,
+      subject,
+      { ...inv, timestamp: later.toISOString() },
+      { now: () => later },
+    );
+
+    // Assess
+    const linked = await queryOne<{ hostname: string | null }>(
+      database.db,
+      `select h.hostname from k8s_nodes n left join hosts h on h.id = n.host_id
+       where n.cluster_id = $1 and n.name = $2`,
+      [result.clusterId, node?.name],
+    );
+    expect(result.kinds.nodes?.upserted).toBe(0);
+    expect(result.linkage).toEqual({ linked: 1, unlinked: 1 });
+    expect(linked.hostname).toBe('by-address');
   });
 });

@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { S3Client } from '@aws-sdk/client-s3';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
 import {
@@ -8,6 +9,7 @@ import {
   deduplicationId,
   type EncodeForQueueInput,
   encodeForQueue,
+  isCanonicalBase64,
   MAX_INFLATED_BYTES,
   messageSize,
   QueueAttribute,
@@ -462,5 +464,34 @@ describe('decodeQueuedInventory', () => {
       /inflates past 65536 bytes/,
     );
     expect(MAX_INFLATED_BYTES).toBe(64 * MiB);
+  });
+});
+
+describe('isCanonicalBase64', () => {
+  /** The definition: the text is what its decoded bytes encode to. */
+  const roundTrips = (text: string) =>
+    Buffer.from(text, 'base64').toString('base64') === text;
+
+  it('accepts what bytes encode to', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        expect(isCanonicalBase64(Buffer.from(bytes).toString('base64'))).toBe(
+          true,
+        );
+      }),
+    );
+  });
+
+  it('agrees with the round trip on any text of base64 and stray characters', () => {
+    const char = fc.constantFrom(
+      ...'AQgw/+9zZ=-_ \n\u00e9\u0000\ud800'.split(''),
+    );
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 12 }), (chars) => {
+        const text = chars.join('');
+        expect(isCanonicalBase64(text)).toBe(roundTrips(text));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });

@@ -122,4 +122,58 @@ describe('IncomingRows', () => {
     // As sent: not normalized by the schema (no defaults filled in).
     expect(rows[0]?.value()).toEqual({ name: 'a' });
   });
+
+  it('reads members of an unchanged row as sent and of a changed one as validated', () => {
+    // Prepare: the first sync's digest of node a, stored.
+    const nodes = (names: string[]) =>
+      decodeInventoryJson(
+        JSON.stringify({
+          type: 'kubernetes',
+          schema_version: 1,
+          agent_id: AGENT,
+          timestamp: '2026-06-15T12:00:00Z',
+          cluster: { name: 'c1' },
+          nodes: names.map((name) => ({
+            name,
+            addresses: [
+              { type: 'InternalIP', address: `10.0.0.${name.length}` },
+            ],
+          })),
+        }),
+      );
+    const first = new IncomingRows(nodes(['a']), ['nodes'], NOTHING_STORED);
+    const [sent] = first.rows('nodes') ?? [];
+    const stored = new Map<KindKey, Map<string, StoredRow>>([
+      [
+        'nodes',
+        new Map([
+          [
+            'a',
+            {
+              kind: 'nodes',
+              id: 'id-a',
+              key: 'a',
+              content_hash: sent?.hash() ?? '',
+              facts: null,
+            },
+          ],
+        ]),
+      ],
+    ]);
+
+    // Act
+    const resync = new IncomingRows(nodes(['a', 'bb']), ['nodes'], stored);
+    const rows = resync.rows('nodes') ?? [];
+    const read = rows.map((r) => r.members(['name', 'addresses', 'absent']));
+
+    // Assess
+    expect(rows.map((r) => r.changed)).toEqual([false, true]);
+    expect(read).toEqual(
+      rows.map((r) => {
+        const value = r.value() as Record<string, unknown>;
+        return [value.name, value.addresses, undefined];
+      }),
+    );
+    expect(read[0]?.[1]).toEqual([{ type: 'InternalIP', address: '10.0.0.1' }]);
+  });
 });

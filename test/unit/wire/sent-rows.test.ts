@@ -77,3 +77,40 @@ describe('SentRows.strings', () => {
     expect(read).toThrow(SyntaxError);
   });
 });
+
+describe('SentRows.members', () => {
+  it('reads members, any JSON value or absent, as JSON.parse reads them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(row, { maxLength: 4 }),
+        fc.boolean(),
+        (rows, escapeLetters) => {
+          // Prepare
+          const text = `[${rows.map((r) => spelled(r, escapeLetters)).join(',')}]`;
+          const parsed = JSON.parse(text) as Record<string, unknown>[];
+          const names = [...NAMES, 'other', 'absent'];
+
+          // Act
+          const sent = sentRows(text);
+          const read = rows.map((_, i) => sent.members(i, names));
+
+          // Assess
+          for (const [i, r] of parsed.entries()) {
+            expect(read[i]).toEqual(names.map((n) => r[n]));
+          }
+        },
+      ),
+    );
+  });
+
+  it('reads a member given twice by its last occurrence, as JSON.parse does', () => {
+    // Prepare
+    const text = '[{"last_seen":"a","x":{"last_seen":"b"},"last_seen":null}]';
+
+    // Act
+    const read = sentRows(text).members(0, ['last_seen', 'x']);
+
+    // Assess
+    expect(read).toEqual([null, { last_seen: 'b' }]);
+  });
+});
