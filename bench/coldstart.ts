@@ -75,13 +75,12 @@ async function floorSubject(): Promise<Subject> {
   const dir = floorDir;
   await build({
     entryPoints: [fromRoot('bench/coldstart-floor.ts')],
-    outfile: join(dir, 'index.mjs'),
+    outfile: join(dir, BUNDLE.file),
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: BUNDLE.format,
     target: BUNDLE.target,
     mainFields: [...BUNDLE.mainFields],
-    banner: { js: BUNDLE.banner },
     external: [...BUNDLE.external],
     minify: true,
     sourcemap: true,
@@ -205,7 +204,7 @@ async function measure(subject: Subject): Promise<Row> {
   return {
     name: subject.name,
     kind: subject.kind,
-    bytes: statSync(join(subject.fn.dir, 'index.mjs')).size,
+    bytes: statSync(join(subject.fn.dir, BUNDLE.file)).size,
     importMs: median(imports),
     answerMs: median(answers),
     ...(failed ? { failed } : {}),

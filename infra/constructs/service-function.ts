@@ -1,6 +1,6 @@
 /**
  * The one function construct: a NodejsFunction with our defaults (Node 22,
- * ARM64, ESM bundle with source maps built by the local esbuild, X-Ray
+ * ARM64, CommonJS bundle with source maps built by the local esbuild, X-Ray
  * tracing, an owned log group with retention, the Powertools environment)
  * and `bind*` helpers that set an environment variable and grant the access
  * behind it together, so a function never holds a permission it has no
@@ -64,14 +64,21 @@ export interface ServiceFunctionProps {
 /**
  * How every function is bundled (esbuild's own option names where they
  * differ); the cold-start bench builds its floor bundle with the same.
+ *
+ * CommonJS, not ESM, for the cold start: an ESM bundle hoists every import
+ * of a package left out (the SDK) and every builtin to the top, so all are
+ * loaded before the handler runs, and `import ... from 'node:http'`
+ * evaluates the builtin's lazy getters (undici: ~70 ms on Node 22). In a
+ * CommonJS bundle a module reached only by `import()` stays a lazy
+ * `require` until it is called, and builtins are plain `require`s.
+ * (docs/decisions.md, "Lambda bundles are CommonJS".)
  */
 export const BUNDLE = {
+  format: 'cjs',
+  /** The entry file in the asset; Lambda loads `index.js` as CommonJS. */
+  file: 'index.js',
   target: 'node22',
   mainFields: ['module', 'main'],
-  // Some dependencies are CommonJS and call require(); an ESM bundle
-  // has none unless one is made.
-  banner:
-    "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   // The runtime ships the v3 SDK; pg's optional native binding is never
   // installed.
   external: ['@aws-sdk/*', 'pg-native'],
@@ -109,10 +116,9 @@ export class ServiceFunction extends nodejs.NodejsFunction {
         ...props.environment,
       },
       bundling: {
-        format: nodejs.OutputFormat.ESM,
+        format: nodejs.OutputFormat.CJS,
         target: BUNDLE.target,
         mainFields: [...BUNDLE.mainFields],
-        banner: BUNDLE.banner,
         minify: true,
         sourceMap: true,
         sourcesContent: false,

@@ -3,7 +3,7 @@
  * process of its own, on the Node.js major of the function's runtime
  * (scripts/node22: `nodejs22.x`), with only the environment given (the
  * template's variables plus those Lambda itself sets; nothing of the test
- * process's), importing `index.mjs` once and then invoking the handler as
+ * process's), loading `index.js` once and then invoking the handler as
  * often as asked.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';

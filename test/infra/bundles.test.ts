@@ -1,7 +1,7 @@
 /**
  * The built artifacts run: every Lambda function of the synthesized app
  * (`cdk synth`, offline, bundled by the local esbuild) is imported from its
- * bundled `index.mjs` in a process of its own, on the Node major its
+ * bundled `index.js` in a process of its own, on the Node major its
  * template's runtime names, with the environment its template gives it and
  * nothing else. The AWS endpoints in that environment are swapped for local
  * stand-ins: PostgreSQL behind a TLS proxy (RDS Proxy: `sslmode=verify-full`
