@@ -33,7 +33,7 @@ export const handler = middy<unknown, DeployDatabaseResult>()
   .handler(async () => {
     // LAMBDA_TASK_ROOT is where Lambda unpacked the bundle (a CommonJS
     // bundle has no import.meta.url to find it by).
-    const taskRoot = process.env.LAMBDA_TASK_ROOT;
+    const taskRoot = config.LAMBDA_TASK_ROOT;
     const dir = findMigrationsDir([
       ...(taskRoot ? [join(taskRoot, 'migrations')] : []),
       'migrations',

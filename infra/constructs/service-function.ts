@@ -59,7 +59,27 @@ export interface ServiceFunctionProps {
   readonly environment?: Record<string, string>;
   /** Extra files for the bundle, copied after esbuild ran. */
   readonly commandHooks?: nodejs.ICommandHooks;
+  /**
+   * Read secrets with the SDK rather than through the Parameters and
+   * Secrets extension (migrate: it runs once per deploy, where its cold
+   * start does not matter, and reads every login's secret).
+   * @default false
+   */
+  readonly secretsThroughSdk?: boolean;
 }
+
+/**
+ * The AWS Parameters and Secrets Lambda Extension: the function reads its
+ * secrets from it over localhost (shared/secret-value.ts) instead of loading
+ * the SDK's Secrets Manager client at cold start. The layer's ARN comes from
+ * CDK's region table (a template mapping when the region is not known at
+ * synth). Only warnings logged; secrets are read once per cold start, so the
+ * extension's cache matters little.
+ */
+const SECRETS_EXTENSION = lambda.ParamsAndSecretsLayerVersion.fromVersion(
+  lambda.ParamsAndSecretsVersions.V1_0_103,
+  { logLevel: lambda.ParamsAndSecretsLogLevel.WARN },
+);
 
 /**
  * How every function is bundled (esbuild's own option names where they
@@ -102,6 +122,9 @@ export class ServiceFunction extends nodejs.NodejsFunction {
       timeout: props.timeout ?? Duration.seconds(15),
       tracing: lambda.Tracing.ACTIVE,
       logGroup,
+      ...(props.secretsThroughSdk
+        ? {}
+        : { paramsAndSecrets: SECRETS_EXTENSION }),
       vpc: props.vpc,
       vpcSubnets: props.vpcSubnets,
       securityGroups: props.securityGroups,
@@ -161,6 +184,8 @@ export class ServiceFunction extends nodejs.NodejsFunction {
     // The runtime's CA bundle, with the RDS certificate authorities, so the
     // pool can verify the server (sslmode=verify-full).
     this.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
+    // Read with the SDK or through the extension, which calls
+    // GetSecretValue with the function's role.
     login.secret.grantRead(this);
     // Only the proxy's inbound rule is needed: function security groups
     // allow all outbound. As a "remote" rule it lives in this function's

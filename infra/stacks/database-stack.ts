@@ -230,6 +230,7 @@ export class DatabaseStack extends Stack {
       description: 'Applies migrations/ and the database logins at deploy',
       timeout: Duration.minutes(10),
       memorySize: 512,
+      secretsThroughSdk: true,
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],

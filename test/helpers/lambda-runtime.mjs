@@ -28,11 +28,16 @@ const require = createRequire(join(dir, 'noop.js'));
  * package.json, so `.js` is CommonJS as in /var/task.
  */
 async function load() {
-  if (existsSync(`${base}.js`)) return { file: `${base}.js`, module: require(`${base}.js`) };
+  if (existsSync(`${base}.js`))
+    return { file: `${base}.js`, module: require(`${base}.js`) };
   if (existsSync(`${base}.mjs`)) {
-    return { file: `${base}.mjs`, module: await import(pathToFileURL(`${base}.mjs`).href) };
+    return {
+      file: `${base}.mjs`,
+      module: await import(pathToFileURL(`${base}.mjs`).href),
+    };
   }
-  if (existsSync(`${base}.cjs`)) return { file: `${base}.cjs`, module: require(`${base}.cjs`) };
+  if (existsSync(`${base}.cjs`))
+    return { file: `${base}.cjs`, module: require(`${base}.cjs`) };
   throw new Error(`no ${base}.js, .mjs or .cjs`);
 }
 
