@@ -3,7 +3,7 @@
  * call `getConfig()` at cold start, which fails listing every bad variable at
  * once, and pass what a domain function needs as arguments.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,

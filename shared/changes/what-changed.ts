@@ -19,7 +19,7 @@
  * as a second wall.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';

@@ -8,7 +8,7 @@
  * Permissions and access shapes are extensions (`x-permissions`,
  * `x-access`); the error codes a route can answer are listed per status.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { ERROR_DESCRIPTIONS } from './error-codes.ts';
 import { parametersOf, type RouteQuery } from './query.ts';
