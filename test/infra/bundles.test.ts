@@ -483,3 +483,18 @@ describe('the sweeps, as their EventBridge schedules invoke them', () => {
     expect(result).toHaveProperty('auditDeleted');
   });
 });
+
+describe('secrets, as the functions above read them', () => {
+  it('every function but migrate read its secrets through the Parameters and Secrets extension, none with the SDK', () => {
+    // Run last: the requests of every function started above.
+    const reads = stage.secrets.requests.filter(
+      (r) => r.secretId !== undefined,
+    );
+    expect(reads.length).toBeGreaterThan(0);
+    expect(
+      reads.filter((r) => r.target !== 'extension:secretsmanager/get'),
+    ).toEqual([]);
+    // The live reads' NATS secret too, by its name.
+    expect(reads.map((r) => r.secretId)).toContain(`${APP_PREFIX}/nats`);
+  });
+});
