@@ -1,18 +1,19 @@
 /**
  * `npm run bench -- coldstart [--runs 10] [--only <substring>]`: the cold
  * start of every Lambda function as built (the synthesized bundles, run as
- * test/infra/bundles.test.ts runs them: Node 22, the template's environment,
- * the login of its group role read from the Secrets Manager stand-in, TLS to
- * PostgreSQL). Per function: the bundle's size, the time from spawning its
+ * test/infra/bundles.test.ts runs them: Node 22, CommonJS `index.js` loaded
+ * as Lambda's runtime loads it, the template's environment, the login of its
+ * group role read through the stand-in of the Parameters and Secrets
+ * extension's endpoint, TLS to PostgreSQL). Per function: the bundle's size, the time from spawning its
  * process to the module loaded, and to the handler's first answer (import +
  * first query), each the median of `--runs` fresh processes, beside a
  * floor: a bundle of a handler that only runs `select 1` through pg
- * (bench/coldstart-floor.ts), built with the same esbuild settings and
- * connected the same way. Targets: an API function within 1.5× the floor,
- * the sync within 3×. Results: bench/results/coldstart.json (the slowest API
- * function and the sync on docs/slo.md; not written with --only, which
- * measures a part), the table of every function in
- * bench/coldstart-results.md.
+ * (bench/coldstart-floor.ts), built with the same esbuild settings (`BUNDLE`)
+ * and connected the same way, its URL in the environment (no secret read).
+ * Targets: an API function within 1.5× the floor, the sync within 3×.
+ * Results: bench/results/coldstart.json (the slowest API function and the
+ * sync on docs/slo.md; not written with --only, which measures a part), the
+ * table of every function in bench/coldstart-results.md.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -84,13 +85,12 @@ async function floorSubject(): Promise<Subject> {
   const dir = floorDir;
   await build({
     entryPoints: [fromRoot('bench/coldstart-floor.ts')],
-    outfile: join(dir, 'index.mjs'),
+    outfile: join(dir, BUNDLE.file),
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: BUNDLE.format,
     target: BUNDLE.target,
     mainFields: [...BUNDLE.mainFields],
-    banner: { js: BUNDLE.banner },
     external: [...BUNDLE.external],
     minify: true,
     sourcemap: true,
@@ -214,7 +214,7 @@ async function measure(subject: Subject): Promise<Row> {
   return {
     name: subject.name,
     kind: subject.kind,
-    bytes: statSync(join(subject.fn.dir, 'index.mjs')).size,
+    bytes: statSync(join(subject.fn.dir, BUNDLE.file)).size,
     importMs: median(imports),
     answerMs: median(answers),
     ...(failed ? { failed } : {}),

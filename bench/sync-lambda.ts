@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- sync-lambda`: the sync handler's own CPU per record as
  * Lambda runs it. The handler is bundled as the deployment bundles it
- * (bench/sync-lambda-runtime.ts through esbuild: ESM, minified, node22)
+ * (bench/sync-lambda-runtime.ts through esbuild: `BUNDLE`, minified)
  * and run by plain node in a process of its own, configured as the
  * deployed function is (INFO logs and EMF metrics on, written to nowhere);
  * this process, the poller's stand-in, sends it SQS events of BENCH_BATCH
@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { build } from 'esbuild';
+import { BUNDLE } from '../infra/constructs/service-function.ts';
 import {
   encodeForQueue,
   QueueAttribute,
@@ -59,7 +60,8 @@ async function bundle(): Promise<string> {
     import.meta.url,
   ).pathname;
   mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, 'runtime.mjs');
+  // .cjs: the cache is under the project's package.json ("type": "module").
+  const outfile = join(dir, 'runtime.cjs');
   await build({
     entryPoints: [
       new URL('./sync-lambda-runtime.ts', import.meta.url).pathname,
@@ -67,15 +69,12 @@ async function bundle(): Promise<string> {
     outfile,
     bundle: true,
     platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
+    format: BUNDLE.format,
+    target: BUNDLE.target,
+    mainFields: [...BUNDLE.mainFields],
     // Profiled: names kept, so the profile says where the time goes.
     minify: !PROFILE,
-    external: ['@aws-sdk/*', 'pg-native'],
+    external: [...BUNDLE.external],
     logLevel: 'warning',
   });
   return outfile;

@@ -7,7 +7,7 @@
  */
 
 import type { Node } from 'constructs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_EVENT_HISTORY_DAYS } from '../shared/config.ts';
 
 /** The transaction bound the sync handler enforces (spec: 60 s). */

@@ -8,8 +8,8 @@ import { apiReferenceText } from '../shared/http/api-reference.ts';
 import { openApiText } from '../shared/http/openapi.ts';
 
 for (const [file, text] of [
-  ['openapi.json', openApiText()],
-  ['api.md', apiReferenceText()],
+  ['openapi.json', await openApiText()],
+  ['api.md', await apiReferenceText()],
 ] as const) {
   const target = new URL(`../docs/${file}`, import.meta.url);
   writeFileSync(target, text);

@@ -3,7 +3,7 @@
  * call `getConfig()` at cold start, which fails listing every bad variable at
  * once, and pass what a domain function needs as arguments.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,
@@ -120,6 +120,17 @@ export const configSchema = z.object({
   DATABASE_POOL_MAX: int(1, 100).default(4),
   /** The migrate step only: each application login's secret, by group role. */
   DATABASE_LOGIN_SECRETS: loginSecrets.optional(),
+
+  /**
+   * Lambda: the Parameters and Secrets extension's local port, set when the
+   * function has the extension (infra/constructs/service-function.ts); its
+   * secrets are then read through it (shared/secret-value.ts).
+   */
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: int(1, 65535).optional(),
+  /** Lambda: the execution role's session token, the extension's auth. */
+  AWS_SESSION_TOKEN: z.string().optional(),
+  /** Lambda: where the bundle was unpacked (migrate's migrations/). */
+  LAMBDA_TASK_ROOT: z.string().optional(),
 
   // NATS and the bridge.
   NATS_URL: z.string().optional(),

@@ -4,10 +4,12 @@
  * DATABASE_LOGIN_SECRETS names the application logins, creates the group
  * roles, the grants and each login with the password its secret holds
  * (shared/db/deploy.ts). The SQL files are copied next to the bundle
- * (`migrations/` beside `index.mjs`, i.e. /var/task/migrations); from the
- * source tree the repository's own `migrations/` is used. Fails the deploy
+ * (`migrations/` beside `index.js`, i.e. $LAMBDA_TASK_ROOT/migrations);
+ * from the source tree the repository's own `migrations/` (the cwd's) is
+ * used. Fails the deploy
  * when any step fails.
  */
+import { join } from 'node:path';
 import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
 import { resolveDatabaseUrl } from '../../shared/db/connect.ts';
@@ -29,8 +31,11 @@ if (loginSecrets) assertGroupRoles(Object.keys(loginSecrets));
 export const handler = middy<unknown, DeployDatabaseResult>()
   .use(observed())
   .handler(async () => {
+    // LAMBDA_TASK_ROOT is where Lambda unpacked the bundle (a CommonJS
+    // bundle has no import.meta.url to find it by).
+    const taskRoot = config.LAMBDA_TASK_ROOT;
     const dir = findMigrationsDir([
-      new URL('./migrations', import.meta.url),
+      ...(taskRoot ? [join(taskRoot, 'migrations')] : []),
       'migrations',
     ]);
     const logins = loginSecrets

@@ -1,6 +1,6 @@
 /**
  * The one function construct: a NodejsFunction with our defaults (Node 22,
- * ARM64, ESM bundle with source maps built by the local esbuild, X-Ray
+ * ARM64, CommonJS bundle with source maps built by the local esbuild, X-Ray
  * tracing, an owned log group with retention, the Powertools environment)
  * and `bind*` helpers that set an environment variable and grant the access
  * behind it together, so a function never holds a permission it has no
@@ -59,19 +59,46 @@ export interface ServiceFunctionProps {
   readonly environment?: Record<string, string>;
   /** Extra files for the bundle, copied after esbuild ran. */
   readonly commandHooks?: nodejs.ICommandHooks;
+  /**
+   * Read secrets with the SDK rather than through the Parameters and
+   * Secrets extension (migrate: it runs once per deploy, where its cold
+   * start does not matter, and reads every login's secret).
+   * @default false
+   */
+  readonly secretsThroughSdk?: boolean;
 }
+
+/**
+ * The AWS Parameters and Secrets Lambda Extension: the function reads its
+ * secrets from it over localhost (shared/secret-value.ts) instead of loading
+ * the SDK's Secrets Manager client at cold start. The layer's ARN comes from
+ * CDK's region table (a template mapping when the region is not known at
+ * synth). Only warnings logged; secrets are read once per cold start, so the
+ * extension's cache matters little.
+ */
+const SECRETS_EXTENSION = lambda.ParamsAndSecretsLayerVersion.fromVersion(
+  lambda.ParamsAndSecretsVersions.V1_0_103,
+  { logLevel: lambda.ParamsAndSecretsLogLevel.WARN },
+);
 
 /**
  * How every function is bundled (esbuild's own option names where they
  * differ); the cold-start bench builds its floor bundle with the same.
+ *
+ * CommonJS, not ESM, for the cold start: an ESM bundle hoists every import
+ * of a package left out (the SDK) and every builtin to the top, so all are
+ * loaded before the handler runs, and `import ... from 'node:http'`
+ * evaluates the builtin's lazy getters (undici: ~70 ms on Node 22). In a
+ * CommonJS bundle a module reached only by `import()` stays a lazy
+ * `require` until it is called, and builtins are plain `require`s.
+ * (docs/decisions.md, "Lambda bundles are CommonJS".)
  */
 export const BUNDLE = {
+  format: 'cjs',
+  /** The entry file in the asset; Lambda loads `index.js` as CommonJS. */
+  file: 'index.js',
   target: 'node22',
   mainFields: ['module', 'main'],
-  // Some dependencies are CommonJS and call require(); an ESM bundle
-  // has none unless one is made.
-  banner:
-    "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   // The runtime ships the v3 SDK; pg's optional native binding is never
   // installed.
   external: ['@aws-sdk/*', 'pg-native'],
@@ -95,6 +122,9 @@ export class ServiceFunction extends nodejs.NodejsFunction {
       timeout: props.timeout ?? Duration.seconds(15),
       tracing: lambda.Tracing.ACTIVE,
       logGroup,
+      ...(props.secretsThroughSdk
+        ? {}
+        : { paramsAndSecrets: SECRETS_EXTENSION }),
       vpc: props.vpc,
       vpcSubnets: props.vpcSubnets,
       securityGroups: props.securityGroups,
@@ -109,10 +139,9 @@ export class ServiceFunction extends nodejs.NodejsFunction {
         ...props.environment,
       },
       bundling: {
-        format: nodejs.OutputFormat.ESM,
+        format: nodejs.OutputFormat.CJS,
         target: BUNDLE.target,
         mainFields: [...BUNDLE.mainFields],
-        banner: BUNDLE.banner,
         minify: true,
         sourceMap: true,
         sourcesContent: false,
@@ -155,6 +184,8 @@ export class ServiceFunction extends nodejs.NodejsFunction {
     // The runtime's CA bundle, with the RDS certificate authorities, so the
     // pool can verify the server (sslmode=verify-full).
     this.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
+    // Read with the SDK or through the extension, which calls
+    // GetSecretValue with the function's role.
     login.secret.grantRead(this);
     // Only the proxy's inbound rule is needed: function security groups
     // allow all outbound. As a "remote" rule it lives in this function's

@@ -221,7 +221,7 @@ export class DatabaseStack extends Stack {
 
     // Applies migrations/ at deploy, with the same runner as
     // `npm run migrate`; the SQL files travel inside the bundle, beside
-    // index.mjs, where the handler looks for them. It reads
+    // index.js, where the handler looks for them. It reads
     // every login's secret to create that login with its password.
     const migrate = new ServiceFunction(this, 'Migrate', {
       ...common,
@@ -230,6 +230,7 @@ export class DatabaseStack extends Stack {
       description: 'Applies migrations/ and the database logins at deploy',
       timeout: Duration.minutes(10),
       memorySize: 512,
+      secretsThroughSdk: true,
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],

@@ -3,7 +3,7 @@
  * changes:read scope, newest first, paged. Every filter narrows; the scope is
  * applied in SQL, so a row outside it is never read.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';

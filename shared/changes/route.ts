@@ -12,9 +12,7 @@ import { changeFeedQueryOf, listChangeFeed } from './feed.ts';
 import { historyEventsReader } from './timeline-events.ts';
 import {
   readWhatChanged,
-  SOURCE_PERMISSION,
   SOURCES,
-  type TimelineSource,
   whatChangedParams,
   whatChangedQuery,
 } from './what-changed.ts';
@@ -24,11 +22,6 @@ export const whatChangedRouteQuery = {
   schema: whatChangedParams,
   unknownParam: 'bad_request',
 } as const satisfies RouteQuery;
-
-/** The route table's sources: name → the permission that opens it. */
-export const WHAT_CHANGED_SOURCES: Readonly<
-  Record<TimelineSource, Permission>
-> = SOURCE_PERMISSION;
 
 export const listChanges: RouteFunction<'list-changes'> = async ({
   db,

@@ -19,7 +19,7 @@
  * as a second wall.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
@@ -41,16 +41,9 @@ import { logger } from '../observability/logger.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
 import { changeWindow, requireNamespaceForWorkload } from './feed.ts';
+import { SOURCE_PERMISSION, SOURCES, type TimelineSource } from './sources.ts';
 
-export const SOURCES = ['changes', 'deploys', 'events', 'alerts'] as const;
-export type TimelineSource = (typeof SOURCES)[number];
-
-export const SOURCE_PERMISSION = {
-  changes: 'changes:read',
-  deploys: 'changes:read',
-  events: 'assets:read',
-  alerts: 'alerts:read',
-} as const satisfies Record<TimelineSource, string>;
+export { SOURCE_PERMISSION, SOURCES, type TimelineSource };
 
 export const SOURCE_CAP: Record<TimelineSource, number> = {
   changes: 200,

@@ -8,7 +8,7 @@
  * page, larger than 100 clamped to 100). Every error, an unknown parameter
  * included, is 400 bad_request.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RouteFunction } from '../http/api-handler.ts';
 import { uuidField } from '../http/fields.ts';
 import { type Paging, pagingFields, pagingOf } from '../http/paging.ts';

@@ -2,13 +2,16 @@
  * Where the database is, as the configuration says: DATABASE_URL locally; in
  * AWS DATABASE_HOST (RDS Proxy) with the credentials of the Secrets Manager
  * secret DATABASE_SECRET_ARN ({"username", "password"} JSON, read once per
- * cold start by the caller). Used where a URL rather than a pool is needed
+ * cold start by the caller; through the Parameters and Secrets extension in
+ * a function that has it, shared/secret-value.ts). Used where a URL rather than a pool is needed
  * (the migration runner); the process's pool is `getDb()` in shared/db/process-pool.ts.
  *
  * In AWS the connection requires TLS and verifies the server's certificate;
  * the function must trust the RDS CA (NODE_EXTRA_CA_CERTS=/var/runtime/ca-cert.pem).
  */
 import type { Config } from '../config.ts';
+import { readSecretString } from '../secret-value.ts';
+import { readCredentialsSecret } from './login-secrets.ts';
 
 export class DatabaseConfigError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -25,23 +28,12 @@ export async function resolveDatabaseUrl(config: Config): Promise<string> {
       'no database configured: set DATABASE_URL, or DATABASE_SECRET_ARN and DATABASE_HOST',
     );
   }
-  // Loaded only when a secret is to be read: nothing of the SDK locally.
-  const [{ SecretsManagerClient }, { readCredentialsSecret }] =
-    await Promise.all([
-      import('@aws-sdk/client-secrets-manager'),
-      import('./login-secrets.ts'),
-    ]);
-  const client = new SecretsManagerClient({ region: config.AWS_REGION });
-  try {
-    const { username, password } = await readCredentialsSecret(
-      client,
-      config.DATABASE_SECRET_ARN,
-      "the database login's",
-    );
-    const user = encodeURIComponent(username);
-    const pass = encodeURIComponent(password);
-    return `postgres://${user}:${pass}@${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}?sslmode=verify-full`;
-  } finally {
-    client.destroy();
-  }
+  const { username, password } = await readCredentialsSecret(
+    (id) => readSecretString(config, id),
+    config.DATABASE_SECRET_ARN,
+    "the database login's",
+  );
+  const user = encodeURIComponent(username);
+  const pass = encodeURIComponent(password);
+  return `postgres://${user}:${pass}@${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}?sslmode=verify-full`;
 }

@@ -1,13 +1,15 @@
 /**
- * The application logins' credentials, read from Secrets Manager for the
- * migrate step: DATABASE_LOGIN_SECRETS maps each group role to the secret
- * of its login, a JSON object with `username` and `password` as RDS writes
- * it. Errors name the group role and the secret, never a secret's value.
+ * Database logins' credentials from their Secrets Manager secrets, a JSON
+ * object with `username` and `password` as RDS writes it: the application
+ * logins for the migrate step (DATABASE_LOGIN_SECRETS maps each group role
+ * to its login's secret; read with the SDK), and a function's own login
+ * (shared/db/connect.ts, however it reads secrets). Errors name the group
+ * role and the secret, never a secret's value.
+ *
+ * No value import of the SDK here: a function that reads its secret through
+ * the Parameters and Secrets extension must not load it (shared/secret-value.ts).
  */
-import {
-  GetSecretValueCommand,
-  SecretsManagerClient,
-} from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { LoginCredentials } from './roles.ts';
 
 export class LoginSecretError extends Error {
@@ -28,17 +30,19 @@ export async function readLoginSecrets(
   secretArns: Readonly<Record<string, string>>,
   options: ReadLoginSecretsOptions,
 ): Promise<LoginCredentials[]> {
+  const { GetSecretValueCommand, SecretsManagerClient } = await import(
+    '@aws-sdk/client-secrets-manager'
+  );
   const client =
     options.client ?? new SecretsManagerClient({ region: options.region });
+  const read = async (arn: string) =>
+    (await client.send(new GetSecretValueCommand({ SecretId: arn })))
+      .SecretString;
   try {
     return await Promise.all(
       Object.entries(secretArns).map(async ([groupRole, arn]) => ({
         groupRole,
-        ...(await readCredentialsSecret(
-          client,
-          arn,
-          `the ${groupRole} login's`,
-        )),
+        ...(await readCredentialsSecret(read, arn, `the ${groupRole} login's`)),
       })),
     );
   } finally {
@@ -47,20 +51,18 @@ export async function readLoginSecrets(
 }
 
 /**
- * One `{"username", "password"}` secret as RDS writes it. `label` names the
- * secret's use in errors ("the database login's"); no error quotes its value.
+ * One `{"username", "password"}` secret as RDS writes it, its string read
+ * by `read`. `label` names the secret's use in errors ("the database
+ * login's"); no error quotes its value.
  */
 export async function readCredentialsSecret(
-  client: SecretsManagerClient,
+  read: (arn: string) => Promise<string | undefined>,
   arn: string,
   label: string,
 ): Promise<{ username: string; password: string }> {
   let text: string | undefined;
   try {
-    const secret = await client.send(
-      new GetSecretValueCommand({ SecretId: arn }),
-    );
-    text = secret.SecretString;
+    text = await read(arn);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new LoginSecretError(

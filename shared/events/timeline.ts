@@ -25,7 +25,7 @@
  *   events_backend_timeout; never an empty list.
  * - Messages are secret-sanitized again on the way out.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sqlStateOf } from '../db/errors.ts';
 import type { Db } from '../db/pool.ts';
 import { query, TransactionTimeoutError, withTransaction } from '../db/pool.ts';

@@ -10,7 +10,7 @@
  * | depth     | 1-3, default 1                                          |
  * | limit     | nodes, 1-1000, default 200                              |
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApiRequest } from '../http/api-handler.ts';
 import { namespaceField, objectNameField, oneOfField } from '../http/fields.ts';
 import type { RouteQuery } from '../http/query.ts';

@@ -7,7 +7,7 @@
  * node it carries; removing a host unlinks its nodes at once (FK set null).
  */
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';

@@ -3,7 +3,7 @@
  * assets:read and passed the caller's scope (an environment grant covers
  * that environment's hosts only, a client-wide grant the client's).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApiRequest } from '../http/api-handler.ts';
 import { pagingFields, pagingOf } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';

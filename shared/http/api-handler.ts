@@ -44,6 +44,7 @@ import {
   type RouteDefinition,
   type RouteName,
   type RouteNamed,
+  type RouteQueryOf,
   routeNamed,
 } from './routes.ts';
 
@@ -64,7 +65,7 @@ export interface ApiRequest<R extends RouteDefinition = RouteDefinition> {
   db: Db;
   route: R;
   /** The route's query schema's output. */
-  query: QueryOf<R['query']>;
+  query: QueryOf<RouteQueryOf<R>>;
   /** A cluster route's cluster, checked against the caller's grants. */
   cluster: R['access'] extends { shape: 'cluster' } ? ClusterRecord : undefined;
   /**
@@ -258,7 +259,7 @@ export function apiHandler<N extends RouteName>(
       // would tell an unauthenticated caller the route's parameters.
       const query = authenticatesItself(route)
         ? undefined
-        : readRouteQuery(event.rawQueryString, route.query);
+        : readRouteQuery(event.rawQueryString, await route.query());
       const reply = await fn({
         ...authorized,
         event,

@@ -82,8 +82,8 @@ function operationSection(
 }
 
 /** The reference as docs/api.md holds it. */
-export function apiReferenceText(): string {
-  const document = openApiDocument() as {
+export async function apiReferenceText(): Promise<string> {
+  const document = (await openApiDocument()) as {
     paths: Record<string, Record<string, Operation>>;
   };
   const entries = Object.entries(document.paths).flatMap(([path, methods]) =>

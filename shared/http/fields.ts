@@ -15,7 +15,7 @@
  * inventory lists use for their filters (the spec's lists take an empty
  * filter as none, while the newer routes refuse an empty parameter).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidParamError } from '../errors.ts';
 import {
   DNS_1123_LABEL,

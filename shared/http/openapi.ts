@@ -8,21 +8,21 @@
  * Permissions and access shapes are extensions (`x-permissions`,
  * `x-access`); the error codes a route can answer are listed per status.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { ERROR_DESCRIPTIONS } from './error-codes.ts';
 import { parametersOf, type RouteQuery } from './query.ts';
 import {
   permissionsOf,
+  type ResolvedRoute,
   type RouteAccess,
-  type RouteDefinition,
-  routes,
+  resolvedRoutes,
 } from './routes.ts';
 
 export const OPENAPI_TITLE = 'Kubernetes inventory API';
 
 /** The error codes a route can answer, from its access and its query. */
-export function errorCodesOf(route: RouteDefinition): ErrorCode[] {
+export function errorCodesOf(route: ResolvedRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>([
     route.query.unknownParam,
     ...(route.failures ?? []),
@@ -105,7 +105,7 @@ function pathParameters(path: string) {
   }));
 }
 
-function operation(route: RouteDefinition) {
+function operation(route: ResolvedRoute) {
   const errors = errorCodesOf(route);
   const statuses = [...new Set(errors.map((code) => ERROR_STATUS[code]))];
   const permissions = permissionsOf(route.access);
@@ -160,10 +160,14 @@ function operation(route: RouteDefinition) {
   };
 }
 
-/** The document for `table` (the route table unless given). */
-export function openApiDocument(
-  table: readonly RouteDefinition[] = routes,
-): Record<string, unknown> {
+/**
+ * The document for `table` (the route table unless given): every route's
+ * query is loaded, and with it every domain's code.
+ */
+export async function openApiDocument(
+  table?: readonly ResolvedRoute[],
+): Promise<Record<string, unknown>> {
+  table ??= await resolvedRoutes();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of table) {
     paths[route.path] ??= {};
@@ -210,6 +214,6 @@ export function openApiDocument(
 }
 
 /** The document as docs/openapi.json holds it. */
-export function openApiText(): string {
-  return `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+export async function openApiText(): Promise<string> {
+  return `${JSON.stringify(await openApiDocument(), null, 2)}\n`;
 }

@@ -6,7 +6,7 @@
  * The meta every paged list returns is `{total, page, per_page}` with the
  * per_page actually used.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface Paging {
   page: number;

@@ -14,7 +14,7 @@
  * `%ED%A0%80`) replaced by U+FFFD. A value holding U+FFFD is then refused as
  * invalid UTF-8 wherever it is read: no parameter of this API can hold one.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidParamError, ValidationError } from '../errors.ts';
 
 /**

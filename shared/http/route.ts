@@ -3,10 +3,10 @@ import type { RouteFunction } from './api-handler.ts';
 import { openApiDocument } from './openapi.ts';
 import { json } from './response.ts';
 
-let document: object | undefined;
+let document: Promise<object> | undefined;
 
 export const getOpenapi: RouteFunction<'get-openapi'> = async () => {
   // The table cannot change while the process runs: built once.
   document ??= openApiDocument();
-  return json(200, document);
+  return json(200, await document);
 };

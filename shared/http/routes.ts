@@ -29,7 +29,7 @@
  *        path: `${cluster}/metrics/{query}`,
  *        summary: 'One of the cluster metrics queries over a time range',
  *        access: { shape: 'cluster', permission: 'metrics:read' },
- *        query: metricsQuery,
+ *        query: lazyQuery(async () => (await import('../metrics/params.ts')).metricsQuery),
  *      }),
  *
  * 3. functions/api/get-cluster-metrics.ts, thin:
@@ -69,21 +69,8 @@
  */
 
 import type { Permission } from '../auth/permissions.ts';
-import { changeFeedQuery } from '../changes/feed.ts';
-import {
-  WHAT_CHANGED_SOURCES,
-  whatChangedRouteQuery,
-} from '../changes/route.ts';
-import { clusterListQuery } from '../clusters/route.ts';
+import { WHAT_CHANGED_SOURCES } from '../changes/sources.ts';
 import { type ErrorCode, LIVE_READ_FAILURES } from '../errors.ts';
-import { timelineRouteQuery } from '../events/route.ts';
-import { graphQuery } from '../graph/route.ts';
-import { hostListQuery } from '../hosts/route.ts';
-import { listQuery } from '../inventory/list.ts';
-import { LISTS } from '../inventory/lists.ts';
-import { auditListQuery } from '../live/audit.ts';
-import { logsQuery, manifestQuery, revisionsQuery } from '../live/params.ts';
-import { metricsQuery } from '../metrics/params.ts';
 import { NO_PARAMETERS, type RouteQuery } from './query.ts';
 import type { RateLimitFamily } from './rate-limit.ts';
 
@@ -124,7 +111,12 @@ export interface RouteDefinition {
   /** One line for the OpenAPI document. */
   readonly summary: string;
   readonly access: RouteAccess;
-  readonly query: RouteQuery;
+  /**
+   * The route's query, loaded on first call (lazyQuery): its schema lives
+   * with its domain code, and a function must not build every route's
+   * schemas, nor load every domain's code, at its cold start.
+   */
+  readonly query: LazyRouteQuery;
   /**
    * The handler asks cluster agents over NATS (the live reads): CDK gives
    * its function the NATS secret, and no other function gets it.
@@ -152,6 +144,49 @@ export function permissionsOf(access: RouteAccess): Permission[] {
   return [access.permission];
 }
 
+/**
+ * A route's query as the table holds it: loaded by `import()` on the first
+ * call, then the same object. In a bundle, a module reached only this way
+ * is evaluated only when called, so an API function evaluates its own
+ * route's query and domain code and no other.
+ */
+export type LazyRouteQuery<Q extends RouteQuery = RouteQuery> =
+  () => Promise<Q>;
+
+/** The query a route's handler reads (its schema's output is QueryOf this). */
+export type RouteQueryOf<R extends RouteDefinition> = Awaited<
+  ReturnType<R['query']>
+>;
+
+function lazyQuery<Q extends RouteQuery>(
+  load: () => Promise<Q>,
+): LazyRouteQuery<Q> {
+  let loaded: Promise<Q> | undefined;
+  return () => {
+    loaded ??= load().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+}
+
+const noParameters = lazyQuery(async () => NO_PARAMETERS);
+
+/** An entry whose query is loaded (the OpenAPI document, the tests). */
+export type ResolvedRoute = Omit<RouteDefinition, 'query'> & {
+  readonly query: RouteQuery;
+};
+
+/** Every entry with its query loaded: loads every route's domain code. */
+export async function resolvedRoutes(
+  table: readonly RouteDefinition[] = routes,
+): Promise<ResolvedRoute[]> {
+  return Promise.all(
+    table.map(async (entry) => ({ ...entry, query: await entry.query() })),
+  );
+}
+
 /** An entry, its types kept exact so its handler's request is typed. */
 function route<const R extends RouteDefinition>(definition: R): R {
   return definition;
@@ -168,7 +203,9 @@ export const routes = [
     path: '/api/v1/clusters',
     summary: 'The clusters the caller may read',
     access: { shape: 'clusters', permission: assets },
-    query: clusterListQuery,
+    query: lazyQuery(
+      async () => (await import('../clusters/route.ts')).clusterListQuery,
+    ),
   }),
   route({
     name: 'list-client-clusters',
@@ -176,7 +213,9 @@ export const routes = [
     path: '/api/v1/clients/{id}/clusters',
     summary: "A client's clusters the caller may read",
     access: { shape: 'client-clusters', permission: assets },
-    query: clusterListQuery,
+    query: lazyQuery(
+      async () => (await import('../clusters/route.ts')).clusterListQuery,
+    ),
   }),
   route({
     name: 'list-environment-clusters',
@@ -184,7 +223,9 @@ export const routes = [
     path: '/api/v1/environments/{envID}/clusters',
     summary: "An environment's clusters the caller may read",
     access: { shape: 'environment-clusters', permission: assets },
-    query: clusterListQuery,
+    query: lazyQuery(
+      async () => (await import('../clusters/route.ts')).clusterListQuery,
+    ),
   }),
   route({
     name: 'get-cluster',
@@ -192,7 +233,7 @@ export const routes = [
     path: cluster,
     summary: 'The full cluster record',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'get-cluster-summary',
@@ -200,7 +241,7 @@ export const routes = [
     path: `${cluster}/summary`,
     summary: "The cluster's health digest",
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-nodes',
@@ -208,7 +249,7 @@ export const routes = [
     path: `${cluster}/nodes`,
     summary: 'Every node of the cluster',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-node-capacity',
@@ -216,7 +257,7 @@ export const routes = [
     path: `${cluster}/nodes/capacity`,
     summary: 'The Nodes tab capacity table (at most 1,000 nodes)',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'get-node',
@@ -224,7 +265,7 @@ export const routes = [
     path: `${cluster}/nodes/{nodeID}`,
     summary: 'One node of the cluster',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-node-pods',
@@ -232,7 +273,13 @@ export const routes = [
     path: `${cluster}/nodes/{nodeID}/pods`,
     summary: "The node's pods",
     access: clusterRead,
-    query: listQuery(LISTS.pods),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.pods);
+    }),
   }),
   route({
     name: 'list-namespaces',
@@ -240,7 +287,7 @@ export const routes = [
     path: `${cluster}/namespaces`,
     summary: 'Every namespace with its counts',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-namespace-usage',
@@ -248,7 +295,7 @@ export const routes = [
     path: `${cluster}/namespaces/usage`,
     summary: 'Requests, limits and pods per namespace',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-workloads',
@@ -256,7 +303,13 @@ export const routes = [
     path: `${cluster}/workloads`,
     summary: "The cluster's workloads",
     access: clusterRead,
-    query: listQuery(LISTS.workloads),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.workloads);
+    }),
   }),
   route({
     name: 'get-workload',
@@ -264,7 +317,7 @@ export const routes = [
     path: `${cluster}/workloads/{workloadID}`,
     summary: 'One workload',
     access: clusterRead,
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'list-workload-pods',
@@ -272,7 +325,13 @@ export const routes = [
     path: `${cluster}/workloads/{workloadID}/pods`,
     summary: "The workload's pods",
     access: clusterRead,
-    query: listQuery(LISTS.pods),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.pods);
+    }),
   }),
   route({
     name: 'list-pods',
@@ -280,7 +339,13 @@ export const routes = [
     path: `${cluster}/pods`,
     summary: "The cluster's pods",
     access: clusterRead,
-    query: listQuery(LISTS.pods),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.pods);
+    }),
   }),
   route({
     name: 'list-services',
@@ -288,7 +353,13 @@ export const routes = [
     path: `${cluster}/services`,
     summary: "The cluster's services",
     access: clusterRead,
-    query: listQuery(LISTS.services),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.services);
+    }),
   }),
   route({
     name: 'list-ingresses',
@@ -296,7 +367,13 @@ export const routes = [
     path: `${cluster}/ingresses`,
     summary: "The cluster's ingresses",
     access: clusterRead,
-    query: listQuery(LISTS.ingresses),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.ingresses);
+    }),
   }),
   route({
     name: 'list-pvcs',
@@ -304,7 +381,13 @@ export const routes = [
     path: `${cluster}/pvcs`,
     summary: "The cluster's persistent volume claims",
     access: clusterRead,
-    query: listQuery(LISTS.pvcs),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.pvcs);
+    }),
   }),
   route({
     name: 'list-events',
@@ -312,7 +395,13 @@ export const routes = [
     path: `${cluster}/events`,
     summary: "The cluster's events of the last 24 hours, newest first",
     access: clusterRead,
-    query: listQuery(LISTS.events),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.events);
+    }),
   }),
   route({
     name: 'list-jobs',
@@ -320,7 +409,13 @@ export const routes = [
     path: `${cluster}/jobs`,
     summary: "The cluster's jobs and cron jobs",
     access: clusterRead,
-    query: listQuery(LISTS.jobs),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.jobs);
+    }),
   }),
   route({
     name: 'list-hpas',
@@ -328,7 +423,13 @@ export const routes = [
     path: `${cluster}/hpas`,
     summary: "The cluster's horizontal pod autoscalers",
     access: clusterRead,
-    query: listQuery(LISTS.hpas),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS.hpas);
+    }),
   }),
   route({
     name: 'list-network-policies',
@@ -336,7 +437,13 @@ export const routes = [
     path: `${cluster}/network-policies`,
     summary: "The cluster's network policies",
     access: clusterRead,
-    query: listQuery(LISTS['network-policies']),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS['network-policies']);
+    }),
   }),
   route({
     name: 'list-resource-quotas',
@@ -344,7 +451,13 @@ export const routes = [
     path: `${cluster}/resource-quotas`,
     summary: "The cluster's resource quotas",
     access: clusterRead,
-    query: listQuery(LISTS['resource-quotas']),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS['resource-quotas']);
+    }),
   }),
   route({
     name: 'list-endpoint-slices',
@@ -352,7 +465,13 @@ export const routes = [
     path: `${cluster}/endpoint-slices`,
     summary: "The cluster's endpoint slices",
     access: clusterRead,
-    query: listQuery(LISTS['endpoint-slices']),
+    query: lazyQuery(async () => {
+      const [{ listQuery }, { LISTS }] = await Promise.all([
+        import('../inventory/list.ts'),
+        import('../inventory/lists.ts'),
+      ]);
+      return listQuery(LISTS['endpoint-slices']);
+    }),
   }),
   route({
     name: 'list-cluster-event-timeline',
@@ -361,7 +480,9 @@ export const routes = [
     summary:
       "The cluster's events of the past 14 days, filtered, newest first, messages sanitized",
     access: clusterRead,
-    query: timelineRouteQuery,
+    query: lazyQuery(
+      async () => (await import('../events/route.ts')).timelineRouteQuery,
+    ),
     rateLimit: 'events-timeline',
     failures: ['events_backend_unavailable', 'events_backend_timeout'],
   }),
@@ -372,7 +493,9 @@ export const routes = [
     summary:
       'What one stored object is connected to: its relations, both ways, up to three hops',
     access: clusterRead,
-    query: graphQuery,
+    query: lazyQuery(
+      async () => (await import('../graph/route.ts')).graphQuery,
+    ),
   }),
   route({
     name: 'list-hosts',
@@ -381,7 +504,9 @@ export const routes = [
     summary:
       "The CMDB hosts inside the caller's assets:read scope, filtered by PQL, with their k8s nodes",
     access: { shape: 'gate', permission: assets },
-    query: hostListQuery,
+    query: lazyQuery(
+      async () => (await import('../hosts/route.ts')).hostListQuery,
+    ),
     failures: ['invalid_pql'],
   }),
   route({
@@ -391,7 +516,7 @@ export const routes = [
     summary:
       "One CMDB host inside the caller's assets:read scope, with its k8s nodes",
     access: { shape: 'gate', permission: assets },
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
   route({
     name: 'get-cluster-metrics',
@@ -400,7 +525,9 @@ export const routes = [
     summary:
       'One of the ten allow-listed metrics queries over a range (or instant), confined to the cluster',
     access: { shape: 'cluster', permission: 'metrics:read' },
-    query: metricsQuery,
+    query: lazyQuery(
+      async () => (await import('../metrics/params.ts')).metricsQuery,
+    ),
     failures: ['metrics_not_configured', 'bad_gateway'],
   }),
   route({
@@ -410,7 +537,9 @@ export const routes = [
     summary:
       "One object, read now through the cluster's agent (redacted there)",
     access: clusterRead,
-    query: manifestQuery,
+    query: lazyQuery(
+      async () => (await import('../live/params.ts')).manifestQuery,
+    ),
     liveReads: true,
     failures: LIVE_READ_FAILURES,
     rateLimit: 'live-manifest-revisions',
@@ -422,7 +551,9 @@ export const routes = [
     summary:
       "A workload's rollout history, read now through the cluster's agent",
     access: clusterRead,
-    query: revisionsQuery,
+    query: lazyQuery(
+      async () => (await import('../live/params.ts')).revisionsQuery,
+    ),
     liveReads: true,
     failures: LIVE_READ_FAILURES,
     rateLimit: 'live-manifest-revisions',
@@ -434,7 +565,7 @@ export const routes = [
     summary:
       "One container's recent output through the cluster's agent, sanitized",
     access: { shape: 'cluster', permission: 'logs:read' },
-    query: logsQuery,
+    query: lazyQuery(async () => (await import('../live/params.ts')).logsQuery),
     liveReads: true,
     failures: LIVE_READ_FAILURES,
     rateLimit: 'live-logs',
@@ -445,7 +576,9 @@ export const routes = [
     path: '/api/v1/audit/live-reads',
     summary: "Who read what live, inside the caller's audit:read scope",
     access: { shape: 'gate', permission: 'audit:read' },
-    query: auditListQuery,
+    query: lazyQuery(
+      async () => (await import('../live/audit.ts')).auditListQuery,
+    ),
   }),
   route({
     name: 'list-changes',
@@ -453,7 +586,9 @@ export const routes = [
     path: '/api/v1/changes',
     summary: "Recorded changes inside the caller's changes:read scope",
     access: { shape: 'gate', permission: 'changes:read' },
-    query: changeFeedQuery,
+    query: lazyQuery(
+      async () => (await import('../changes/feed.ts')).changeFeedQuery,
+    ),
   }),
   route({
     name: 'list-cluster-changes',
@@ -462,7 +597,9 @@ export const routes = [
     summary:
       'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
     access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
-    query: whatChangedRouteQuery,
+    query: lazyQuery(
+      async () => (await import('../changes/route.ts')).whatChangedRouteQuery,
+    ),
     rateLimit: 'what-changed',
   }),
   route({
@@ -472,7 +609,7 @@ export const routes = [
     summary:
       "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
     access: { shape: 'public', authenticatedBy: 'webhook source secret' },
-    query: NO_PARAMETERS,
+    query: noParameters,
     dbLogin: 'webhooks',
     failures: [
       'bad_request',
@@ -488,7 +625,7 @@ export const routes = [
     path: '/api/v1/openapi.json',
     summary: 'This OpenAPI 3.1 document',
     access: { shape: 'public', authenticatedBy: 'nothing' },
-    query: NO_PARAMETERS,
+    query: noParameters,
   }),
 ] as const;
 

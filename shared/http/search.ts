@@ -8,7 +8,7 @@
  * the inventory lists' `q` (shared/inventory/list.ts) and the clusters
  * list's `search` (searchText).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The longest search text, in characters (code points) after trimming. */
 export const SEARCH_MAX_LENGTH = 100;

@@ -23,7 +23,6 @@ import {
   processPartialResponse,
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
-import type { S3Client } from '@aws-sdk/client-s3';
 import type {
   Context,
   SQSBatchResponse,
@@ -44,6 +43,7 @@ import {
 import { decodeInventoryJson } from '../wire/decode.ts';
 import { parseSubject } from '../wire/subject.ts';
 import {
+  type ClaimReader,
   decodeQueuedInventory,
   publishedSize,
   QueueAttribute,
@@ -53,7 +53,7 @@ import { recordRejection } from './rejections.ts';
 /** What one record's processing needs; built once per process. */
 export interface SyncDeps {
   db: Db;
-  s3: S3Client;
+  s3: ClaimReader;
   /** The sync transaction's bound (the spec's 60 s). */
   timeoutMs: number;
   eventRetentionHours: number;

@@ -22,7 +22,7 @@
  * name, data type and value bytes.
  */
 import { gunzip } from 'node:zlib';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { RejectedInventoryError } from '../errors.ts';
 import { faultPoint } from '../faults.ts';
@@ -292,7 +292,7 @@ export class ClaimCheckUnavailableError extends Error {
  */
 export async function decodeQueuedInventory(
   record: QueuedRecord,
-  s3: S3Client,
+  s3: ClaimReader,
   options: DecodeOptions = {},
 ): Promise<QueuedInventory> {
   const cap = options.maxInflatedBytes ?? MAX_INFLATED_BYTES;
@@ -426,8 +426,29 @@ export function isCanonicalBase64(text: string): boolean {
   return (last & (padding === 2 ? 0x0f : 0x03)) === 0;
 }
 
+/** What reads a claim check: an S3 client, or s3OnFirstUse's stand-in. */
+export type ClaimReader = Pick<S3Client, 'send'>;
+
+/**
+ * An S3 client made by `make` on the first claim check: most records carry
+ * their body inline, and loading the SDK's S3 client was most of the sync
+ * function's import at cold start.
+ */
+export function s3OnFirstUse(make: () => Promise<S3Client>): ClaimReader {
+  let client: Promise<S3Client> | undefined;
+  const send = async (...args: Parameters<S3Client['send']>) => {
+    client ??= make().catch((error: unknown) => {
+      client = undefined;
+      throw error;
+    });
+    return (await client).send(...args);
+  };
+  // The overloads of S3Client.send are one function; this forwards them all.
+  return { send: send as S3Client['send'] };
+}
+
 async function fetchClaim(
-  s3: S3Client,
+  s3: ClaimReader,
   pointer: string,
   where: string,
   cap: number,
@@ -442,6 +463,8 @@ async function fetchClaim(
   }
   try {
     await faultPoint('claim-check.read', { pointer });
+    // The SDK's S3 module is loaded on the first claim check, not at import.
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     const object = await s3.send(
       new GetObjectCommand({ Bucket: bucket, Key: key }),
     );

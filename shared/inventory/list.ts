@@ -11,7 +11,7 @@
  * sort key is looked up in the definition, which refuses a key it does not
  * know (a second check after the sort field's).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';

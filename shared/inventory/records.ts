@@ -8,7 +8,7 @@
  * selects, so the shape and the SQL cannot drift apart. Timestamps are
  * RFC 3339 strings (or null); jsonb columns are returned as stored.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 
 const id = z.string();

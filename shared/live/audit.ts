@@ -10,7 +10,7 @@
  * Read back by GET /api/v1/audit/live-reads within the caller's audit:read
  * scope, newest first; kept AUDIT_RETENTION_DAYS by the retention sweep.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';

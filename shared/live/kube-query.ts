@@ -10,7 +10,7 @@
  * parses again (a request that fails is answered `bad_request`), because
  * the subject is reachable by anything on the NATS account.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../patterns.ts';
 
 export const KUBE_QUERY_VERSION = 1;

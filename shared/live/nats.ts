@@ -3,7 +3,7 @@
  * instance), opened on first use from the configuration and shared by every
  * request. Locally NATS_URL (and NATS_CREDS); in AWS the bridge's NATS
  * secret (NATS_SECRET_ID, its name or ARN; JSON `{url, creds}`, read once
- * per cold start).
+ * per cold start, shared/secret-value.ts).
  * No configured server, a server that cannot be reached, or a connection
  * that is down right now: there is no connection, and the route answers
  * 503 live_unavailable instead of letting the request wait out its 15 s.
@@ -26,6 +26,7 @@ import {
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
+import { readSecretString } from '../secret-value.ts';
 import { commandSubject } from './kube-query.ts';
 
 /** Where live reads connect; undefined: no NATS configured. */
@@ -85,28 +86,18 @@ export async function resolveLiveNatsTarget(
     return { url: config.NATS_URL, creds: config.NATS_CREDS };
   }
   if (!config.NATS_SECRET_ID) return undefined;
-  const { GetSecretValueCommand, SecretsManagerClient } = await import(
-    '@aws-sdk/client-secrets-manager'
-  );
-  const client = new SecretsManagerClient({ region: config.AWS_REGION });
-  try {
-    const secret = await client.send(
-      new GetSecretValueCommand({ SecretId: config.NATS_SECRET_ID }),
-    );
-    const value = JSON.parse(secret.SecretString ?? '{}') as {
-      url?: unknown;
-      creds?: unknown;
-    };
-    if (typeof value.url !== 'string' || value.url === '') {
-      throw new Error('the NATS secret has no url');
-    }
-    return {
-      url: value.url,
-      creds: typeof value.creds === 'string' ? value.creds : undefined,
-    };
-  } finally {
-    client.destroy();
+  const text = await readSecretString(config, config.NATS_SECRET_ID);
+  const value = JSON.parse(text ?? '{}') as {
+    url?: unknown;
+    creds?: unknown;
+  };
+  if (typeof value.url !== 'string' || value.url === '') {
+    throw new Error('the NATS secret has no url');
   }
+  return {
+    url: value.url,
+    creds: typeof value.creds === 'string' ? value.creds : undefined,
+  };
 }
 
 /**

@@ -16,7 +16,7 @@
  * | logs       | previous   | true or false, default false                      |
  * | logs       | since_time | RFC 3339, optional: the page's follow poll         |
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   namespaceField,
   objectNameField,

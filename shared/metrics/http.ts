@@ -7,9 +7,25 @@
  * MetricsStoreError whose message never holds the request's body.
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import type { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { BadGatewayError } from '../errors.ts';
+
+type CredentialChain = ReturnType<typeof defaultProvider>;
+
+/**
+ * The SDK's default credential chain, loaded on the first signed request
+ * rather than at import (it is a cold start's cost otherwise).
+ */
+function credentialsOnFirstUse(): CredentialChain {
+  let chain: Promise<CredentialChain> | undefined;
+  return async (options) => {
+    chain ??= import('@aws-sdk/credential-provider-node').then(
+      ({ defaultProvider }) => defaultProvider(),
+    );
+    return (await chain)(options);
+  };
+}
 
 /** The store failed, answered badly or too late (502 on the read route). */
 export class MetricsStoreError extends BadGatewayError {
@@ -60,7 +76,7 @@ export function metricsHttp(options: MetricsHttpOptions = {}): MetricsHttp {
       : new SignatureV4({
           service: 'aps',
           region: options.sigv4Region,
-          credentials: defaultProvider(),
+          credentials: credentialsOnFirstUse(),
           sha256: Sha256,
         });
   return async (request) => {

@@ -14,7 +14,7 @@
  * The step comes from the range: 1m up to 6h, 5m up to 24h, 15m up to 7d,
  * 1h beyond (each bound inclusive).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../errors.ts';
 import {
   booleanField,

@@ -23,7 +23,7 @@
  * An unknown key is refused rather than ignored, so a
  * misspelt `environment` cannot widen a grant to the whole client.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROLES } from '../auth/roles.ts';
 import type { Db } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';

@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type Db,
   query,

@@ -19,7 +19,7 @@
  * trigger, revision and finish time) is stored once.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Db, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { UnprocessableError } from '../errors.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';

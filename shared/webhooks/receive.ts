@@ -68,7 +68,10 @@ export async function receiveWebhook(
     bearer(header(event, 'authorization')),
   );
   if (!source) throw new UnauthorizedError(WEBHOOK_UNAUTHORIZED);
-  readRouteQuery(event.rawQueryString, routeNamed('receive-webhook').query);
+  readRouteQuery(
+    event.rawQueryString,
+    await routeNamed('receive-webhook').query(),
+  );
 
   const bytes = bodyBytes(event);
   if (bytes.length > MAX_WEBHOOK_BODY_BYTES) {

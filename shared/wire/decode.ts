@@ -6,7 +6,7 @@
  * whole path (`parseInventoryJson`) gives.
  */
 import { isUtf8 } from 'node:buffer';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import {
   checkVersion,

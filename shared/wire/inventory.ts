@@ -33,7 +33,7 @@
  * names 253, an object's annotations 256 KiB), so no real object is refused.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { RejectedInventoryError } from '../errors.ts';
 import { CLUSTER_STATUSES, UUID_PATTERN } from '../patterns.ts';
 import { jsonBoundViolation } from './bounded-json.ts';

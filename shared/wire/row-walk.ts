@@ -20,7 +20,7 @@
  * holds the two equal over generated and damaged rows). Its input is a
  * JSON.parse value: plain objects, arrays, strings, finite numbers.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const UNDECIDED: unique symbol = Symbol('undecided');
 export type RowWalk = (value: unknown) => unknown;

@@ -3,7 +3,7 @@
  * only, never values. Both ends exchange this JSON; the diff compares two of
  * them. Unknown fields are ignored, like everywhere on the wire.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const quantity = z.string().max(64);
 

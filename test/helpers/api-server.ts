@@ -17,6 +17,7 @@ import type { Db } from '../../shared/db/pool.ts';
 import { ERROR_STATUS, type ErrorCode } from '../../shared/errors.ts';
 import { errorCodesOf } from '../../shared/http/openapi.ts';
 import { matchRoute } from '../../shared/http/route-match.ts';
+import { resolvedRoutes } from '../../shared/http/routes.ts';
 import type { TestDatabase } from './db.ts';
 
 export interface TestApi {
@@ -111,6 +112,9 @@ export async function startTestApi(
   };
 }
 
+/** Every route with its query loaded, for the error codes it documents. */
+const RESOLVED = new Map((await resolvedRoutes()).map((r) => [r.name, r]));
+
 /**
  * An error answer must be one its route documents (the OpenAPI document is
  * generated from the same list), with the status that code comes with: so
@@ -126,7 +130,9 @@ export function expectDocumentedError(
   const match = matchRoute(method, new URL(path, 'http://x').pathname);
   if (!match) return;
   const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
-  const documented: readonly string[] = errorCodesOf(match.route);
+  const documented: readonly string[] = errorCodesOf(
+    RESOLVED.get(match.route.name)!,
+  );
   if (typeof code !== 'string' || !documented.includes(code)) {
     throw new Error(
       `${method} ${match.route.name} answered ${status} ${String(code)}, which its route does not document (${documented.join(', ')})`,

@@ -5,6 +5,10 @@
  * - Secrets Manager's GetSecretValue (the JSON 1.1 protocol the SDK speaks:
  *   `POST /`, `X-Amz-Target: secretsmanager.GetSecretValue`), reached
  *   through the SDK's own `AWS_ENDPOINT_URL_SECRETS_MANAGER`;
+ * - the AWS Parameters and Secrets Lambda Extension's
+ *   `GET /secretsmanager/get?secretId=` on the same secrets, refused (401)
+ *   without the session token in `X-Aws-Parameters-Secrets-Token`, reached
+ *   through PARAMETERS_SECRETS_EXTENSION_HTTP_PORT;
  * - the managed Prometheus workspace's query and remote-write paths, which
  *   answer an empty result and 204;
  * - RDS Proxy: a TLS endpoint in front of the local PostgreSQL with a
@@ -21,6 +25,7 @@ import { join } from 'node:path';
 import { createSecureContext, TLSSocket } from 'node:tls';
 
 export interface AwsRequest {
+  /** `secretsmanager.GetSecretValue` (SDK), `extension:secretsmanager/get`, or empty. */
   target: string;
   path: string;
   /** The SecretId asked for, for Secrets Manager. */
@@ -32,6 +37,7 @@ export interface AwsRequest {
 export interface AwsStandIn {
   /** `http://127.0.0.1:{port}`. */
   endpoint: string;
+  port: number;
   /** Every request, in order. */
   requests: AwsRequest[];
   stop(): Promise<void>;
@@ -55,7 +61,21 @@ function listen(
  */
 export async function startAwsStandIn(
   secrets: ReadonlyMap<string, string>,
+  /** The session token the extension requires (the functions' AWS_SESSION_TOKEN). */
+  sessionToken: string,
 ): Promise<AwsStandIn> {
+  /** GetSecretValue's answer for `id`, as the SDK and the extension give it. */
+  const secretValue = (id: string, value: string) =>
+    JSON.stringify({
+      ARN: id.startsWith('arn:')
+        ? id
+        : `arn:aws:secretsmanager:us-east-1:123456789012:secret:${id}-AbCdEf`,
+      Name: id,
+      SecretString: value,
+      VersionId: '00000000-0000-0000-0000-000000000001',
+      VersionStages: ['AWSCURRENT'],
+      CreatedDate: 1_700_000_000,
+    });
   const requests: AwsRequest[] = [];
   const server = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -66,6 +86,32 @@ export async function startAwsStandIn(
         'AWS4-HMAC-SHA256 ',
       );
       const path = req.url ?? '/';
+      const url = new URL(path, 'http://localhost');
+      if (req.method === 'GET' && url.pathname === '/secretsmanager/get') {
+        const secretId = url.searchParams.get('secretId') ?? '';
+        requests.push({
+          target: 'extension:secretsmanager/get',
+          path,
+          secretId,
+          signed,
+        });
+        if (req.headers['x-aws-parameters-secrets-token'] !== sessionToken) {
+          res.statusCode = 401;
+          res.end('not authorized');
+          return;
+        }
+        const value = secrets.get(secretId);
+        if (value === undefined) {
+          res.statusCode = 400;
+          res.end(
+            "ResourceNotFoundException: Secrets Manager can't find the specified secret.",
+          );
+          return;
+        }
+        res.setHeader('content-type', 'application/json');
+        res.end(secretValue(secretId, value));
+        return;
+      }
       if (target === 'secretsmanager.GetSecretValue') {
         const { SecretId } = JSON.parse(Buffer.concat(chunks).toString()) as {
           SecretId: string;
@@ -83,18 +129,7 @@ export async function startAwsStandIn(
           );
           return;
         }
-        res.end(
-          JSON.stringify({
-            ARN: SecretId.startsWith('arn:')
-              ? SecretId
-              : `arn:aws:secretsmanager:us-east-1:123456789012:secret:${SecretId}-AbCdEf`,
-            Name: SecretId,
-            SecretString: value,
-            VersionId: '00000000-0000-0000-0000-000000000001',
-            VersionStages: ['AWSCURRENT'],
-            CreatedDate: 1_700_000_000,
-          }),
-        );
+        res.end(secretValue(SecretId, value));
         return;
       }
       requests.push({ target, path, signed });
@@ -120,6 +155,7 @@ export async function startAwsStandIn(
   const port = await listen(server);
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    port,
     requests,
     stop: () =>
       new Promise((resolve) => {

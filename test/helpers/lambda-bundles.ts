@@ -178,7 +178,7 @@ export interface BundledFunction {
   name: string;
   stack: string;
   logicalId: string;
-  /** The asset directory: index.mjs, its map, and what the hooks copied. */
+  /** The asset directory: index.js, its map, and what the hooks copied. */
   dir: string;
   handler: string;
   runtime: string;

@@ -3,7 +3,7 @@
  * process of its own, on the Node.js major of the function's runtime
  * (scripts/node22: `nodejs22.x`), with only the environment given (the
  * template's variables plus those Lambda itself sets; nothing of the test
- * process's), importing `index.mjs` once and then invoking the handler as
+ * process's), loading `index.js` once and then invoking the handler as
  * often as asked.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -43,6 +43,9 @@ export function lambdaNodeBinary(): string {
   return bin;
 }
 
+/** The execution role's session token as the functions get it (made up). */
+export const SESSION_TOKEN = 'example-session-token';
+
 /** The variables Lambda sets in every function's environment. */
 export function lambdaReservedEnvironment(
   fn: BundledFunction,
@@ -62,7 +65,7 @@ export function lambdaReservedEnvironment(
     // function calls is a local stand-in).
     AWS_ACCESS_KEY_ID: 'ASIAEXAMPLEEXAMPLE00',
     AWS_SECRET_ACCESS_KEY: 'example-secret-access-key',
-    AWS_SESSION_TOKEN: 'example-session-token',
+    AWS_SESSION_TOKEN: SESSION_TOKEN,
     // X-Ray segments go to a daemon that is not there, over UDP.
     AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
     AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',

@@ -1,7 +1,9 @@
 /**
  * A stand-in for the Lambda Node.js runtime's bootstrap, run by the Node
- * binary of the runtime's major: imports the handler module given as
- * `<dir>/<file>.<export>` (as the `Handler` property names it), then takes
+ * binary of the runtime's major: loads the handler module given as
+ * `<dir>/<file>.<export>` (as the `Handler` property names it) the way the
+ * runtime does (`<file>.js` by require() when no package.json makes it a
+ * module, else `<file>.mjs` by import(), else `<file>.cjs`), then takes
  * invocations over the IPC channel and answers each with what the handler
  * returned or threw. Like the runtime it sets `_X_AMZN_TRACE_ID` per
  * invocation and hands the handler a Context. Times are
@@ -10,13 +12,34 @@
  * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [dir, handlerName] = process.argv.slice(2);
 const dot = handlerName.lastIndexOf('.');
-const file = `${handlerName.slice(0, dot)}.mjs`;
+const base = join(dir, handlerName.slice(0, dot));
 const exportName = handlerName.slice(dot + 1);
+const require = createRequire(join(dir, 'noop.js'));
+
+/**
+ * The runtime's order; the bundles live in the temp directory, under no
+ * package.json, so `.js` is CommonJS as in /var/task.
+ */
+async function load() {
+  if (existsSync(`${base}.js`))
+    return { file: `${base}.js`, module: require(`${base}.js`) };
+  if (existsSync(`${base}.mjs`)) {
+    return {
+      file: `${base}.mjs`,
+      module: await import(pathToFileURL(`${base}.mjs`).href),
+    };
+  }
+  if (existsSync(`${base}.cjs`))
+    return { file: `${base}.cjs`, module: require(`${base}.cjs`) };
+  throw new Error(`no ${base}.js, .mjs or .cjs`);
+}
 
 function describe(error) {
   return error instanceof Error
@@ -46,7 +69,7 @@ function contextFor(invocation) {
 
 let handler;
 try {
-  const module = await import(pathToFileURL(join(dir, file)).href);
+  const { file, module } = await load();
   handler = module[exportName];
   if (typeof handler !== 'function') {
     throw new Error(`${file} exports no function ${exportName}`);

@@ -7,7 +7,10 @@
  *   this run's own CA, given as NODE_EXTRA_CA_CERTS);
  * - a login per group role (test/helpers/function-logins.ts), each read by
  *   its function from the Secrets Manager stand-in under the ARN the
- *   template gives; the schema owner's secret for migrate;
+ *   template gives, through the Parameters and Secrets extension's endpoint
+ *   where the template gives the function the extension (its port swapped
+ *   for the stand-in's), else with the SDK; the schema owner's secret for
+ *   migrate;
  * - nats-server (the live reads' NATS secret), fauxqs for S3 (claim checks),
  *   a stub Prometheus workspace.
  *
@@ -43,6 +46,7 @@ import {
   type LambdaProcess,
   lambdaNodeBinary,
   lambdaReservedEnvironment,
+  SESSION_TOKEN,
   startLambda,
 } from './lambda-process.ts';
 import { startNatsServer, type TestNatsServer } from './nats.ts';
@@ -159,8 +163,8 @@ export async function startLambdaStage(
     templateSecrets.set(arn, secretString(username, randomUUID()));
   }
   const [secrets, deploySecrets] = await Promise.all([
-    startAwsStandIn(runSecrets),
-    startAwsStandIn(templateSecrets),
+    startAwsStandIn(runSecrets, SESSION_TOKEN),
+    startAwsStandIn(templateSecrets, SESSION_TOKEN),
   ]);
 
   const running: LambdaProcess[] = [];
@@ -169,14 +173,17 @@ export async function startLambdaStage(
     options: EnvironmentOptions = {},
   ): Record<string, string> => {
     const env = resolvedEnvironment(assembly, bundled, stand);
+    const secretsStandIn = options.deploySecrets ? deploySecrets : secrets;
     const swapped: Record<string, string> = {
       ...lambdaReservedEnvironment(bundled, REGION),
       ...env,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: (options.deploySecrets
-        ? deploySecrets
-        : secrets
-      ).endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsStandIn.endpoint,
     };
+    if ('PARAMETERS_SECRETS_EXTENSION_HTTP_PORT' in env) {
+      swapped.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT = String(
+        secretsStandIn.port,
+      );
+    }
     if ('DATABASE_HOST' in env) {
       swapped.DATABASE_HOST = proxy.host;
       swapped.DATABASE_PORT = String(proxy.port);

@@ -174,6 +174,33 @@ describe('infra app', () => {
     }
   });
 
+  it('gives every function but migrate the Parameters and Secrets extension', () => {
+    const withExtension: string[] = [];
+    const without: string[] = [];
+    for (const template of Object.values(synthesized.templates)) {
+      for (const [id, fn] of resources(template, 'AWS::Lambda::Function')) {
+        const p = props(fn);
+        if (typeof p.FunctionName !== 'string') continue; // CDK's own helpers
+        const variables = (p.Environment as { Variables: Json }).Variables;
+        const port = (variables as Record<string, unknown>)
+          .PARAMETERS_SECRETS_EXTENSION_HTTP_PORT;
+        const layers = JSON.stringify(p.Layers ?? []);
+        if (port === undefined) {
+          expect(layers, id).not.toMatch(/ParamsAndSecrets/i);
+          without.push(p.FunctionName);
+          continue;
+        }
+        // The port shared/secret-value.ts reads, and the layer serving it
+        // (an ARN by region from CDK's table: a mapping in the template).
+        expect(port, id).toBe('2773');
+        expect(layers, id).toMatch(/ParamsAndSecrets|parameters-and-secrets/i);
+        withExtension.push(p.FunctionName);
+      }
+    }
+    expect(without).toEqual([names.migrate]);
+    expect(withExtension).toContain(names.sync);
+  });
+
   it('gives every function log group a retention', () => {
     for (const template of Object.values(synthesized.templates)) {
       for (const [id, group] of resources(template, 'AWS::Logs::LogGroup')) {

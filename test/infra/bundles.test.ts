@@ -1,7 +1,7 @@
 /**
  * The built artifacts run: every Lambda function of the synthesized app
  * (`cdk synth`, offline, bundled by the local esbuild) is imported from its
- * bundled `index.mjs` in a process of its own, on the Node major its
+ * bundled `index.js` in a process of its own, on the Node major its
  * template's runtime names, with the environment its template gives it and
  * nothing else. The AWS endpoints in that environment are swapped for local
  * stand-ins: PostgreSQL behind a TLS proxy (RDS Proxy: `sslmode=verify-full`
@@ -481,5 +481,20 @@ describe('the sweeps, as their EventBridge schedules invoke them', () => {
     // Assess
     const result = answered<Record<string, unknown>>(answer, sweep);
     expect(result).toHaveProperty('auditDeleted');
+  });
+});
+
+describe('secrets, as the functions above read them', () => {
+  it('every function but migrate read its secrets through the Parameters and Secrets extension, none with the SDK', () => {
+    // Run last: the requests of every function started above.
+    const reads = stage.secrets.requests.filter(
+      (r) => r.secretId !== undefined,
+    );
+    expect(reads.length).toBeGreaterThan(0);
+    expect(
+      reads.filter((r) => r.target !== 'extension:secretsmanager/get'),
+    ).toEqual([]);
+    // The live reads' NATS secret too, by its name.
+    expect(reads.map((r) => r.secretId)).toContain(`${APP_PREFIX}/nats`);
   });
 });

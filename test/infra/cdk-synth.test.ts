@@ -98,7 +98,7 @@ describe('cdk synth', () => {
     expect(seconds).toBeLessThan(280);
   });
 
-  it('bundles each function into an ESM file with its source map', () => {
+  it('bundles each function into a CommonJS file with its source map', () => {
     const bundled = BUNDLED_STACKS.flatMap((stack) => [
       ...functionAssets(outdir, stack).entries(),
     ]);
@@ -113,8 +113,12 @@ describe('cdk synth', () => {
     );
     for (const [name, dir] of bundled) {
       const files = readdirSync(dir);
-      expect(files, name).toContain('index.mjs');
-      expect(files, name).toContain('index.mjs.map');
+      expect(files, name).toContain('index.js');
+      expect(files, name).toContain('index.js.map');
+      // CommonJS: no top-level import or export (in ESM, a package left
+      // out would be loaded eagerly; see BUNDLE).
+      const code = readFileSync(join(dir, 'index.js'), 'utf8');
+      expect(code, name).not.toMatch(/^(import|export)[\s{*]/m);
       expect(files, name).not.toContain('node_modules');
     }
   });

@@ -11,8 +11,8 @@ import { ROLES, type Role, roleHas } from '../../../shared/auth/roles.ts';
 import {
   type AccessShape,
   permissionsOf,
-  type RouteDefinition,
-  routes as routeTable,
+  type ResolvedRoute,
+  resolvedRoutes,
 } from '../../../shared/http/routes.ts';
 import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
@@ -30,8 +30,8 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
  * handler file exists is driven like any other (and listed as such below):
  * remove it from this set once it lands.
  */
-/** The table as any entry may be (its own types name only today's routes). */
-const routes: readonly RouteDefinition[] = routeTable;
+/** The table as any entry may be (its own types name only today's routes), queries loaded. */
+const routes: readonly ResolvedRoute[] = await resolvedRoutes();
 
 const PENDING_ROUTES: ReadonlySet<string> = new Set<string>([]);
 
@@ -139,7 +139,7 @@ function roleWithout(permissions: readonly Permission[]): Role | undefined {
 }
 
 function expectedFor(
-  route: RouteDefinition,
+  route: ResolvedRoute,
   scenario: Scenario,
 ): Expected | undefined {
   const kind = kindOf(route);
@@ -199,7 +199,7 @@ const PAST_ACCESS: Readonly<
 
 /** What `route` answers `scenario`, a live read past access included. */
 function answerFor(
-  route: RouteDefinition,
+  route: ResolvedRoute,
   scenario: Scenario,
 ): Expected | undefined {
   const expected = expectedFor(route, scenario);
@@ -207,7 +207,7 @@ function answerFor(
   return live && expected?.status === 200 ? { status: live.status } : expected;
 }
 
-function hasHandler(route: RouteDefinition): boolean {
+function hasHandler(route: ResolvedRoute): boolean {
   return existsSync(
     new URL(`../../../functions/api/${route.name}.ts`, import.meta.url),
   );
@@ -252,7 +252,7 @@ describe('tenant isolation', () => {
   });
 
   function pathOf(
-    route: RouteDefinition,
+    route: ResolvedRoute,
     ids: Partial<Record<string, string>> = {},
   ) {
     const values: Partial<Record<string, string>> = {
@@ -267,7 +267,7 @@ describe('tenant isolation', () => {
     });
   }
 
-  async function tokenFor(route: RouteDefinition, scenario: Scenario) {
+  async function tokenFor(route: ResolvedRoute, scenario: Scenario) {
     switch (scenario) {
       case 'no token':
         return undefined;
@@ -303,7 +303,7 @@ describe('tenant isolation', () => {
 
   it('fails a route added without access data', () => {
     // Prepare
-    const { access: _, ...withoutAccess } = routeTable[0];
+    const { access: _, ...withoutAccess } = routes[0]!;
 
     // Act & Assess
     expect(() => kindOf(withoutAccess)).toThrow('has no access data');

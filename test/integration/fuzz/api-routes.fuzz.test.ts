@@ -14,7 +14,10 @@ import fc from 'fast-check';
 import { base64url, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signLocalToken } from '../../../shared/auth/local-jwt.ts';
-import { type RouteDefinition, routes } from '../../../shared/http/routes.ts';
+import {
+  type ResolvedRoute,
+  resolvedRoutes,
+} from '../../../shared/http/routes.ts';
 import { setMetricsStore } from '../../../shared/metrics/context.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import {
@@ -89,11 +92,13 @@ function encode(text: string): string {
 /** Raw percent-escapes that are not UTF-8 at all, sent as they are. */
 const INVALID_ESCAPES = ['%FF', '%C0%AF', '%ED%A0%80', '%E0%80', '%', '%zz'];
 
-const pathNames = (route: RouteDefinition) =>
+const routes = await resolvedRoutes();
+
+const pathNames = (route: ResolvedRoute) =>
   [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
 
 /** The route's own parameter names, as its schema declares them. */
-function parameterNames(route: RouteDefinition): string[] {
+function parameterNames(route: ResolvedRoute): string[] {
   const schema = route.query.schema as unknown as {
     shape?: Record<string, unknown>;
   };

@@ -10,11 +10,11 @@ import {
 import { parametersOf } from '../../../shared/http/query.ts';
 import {
   permissionsOf,
-  type RouteDefinition,
-  routes,
+  type ResolvedRoute,
+  resolvedRoutes,
 } from '../../../shared/http/routes.ts';
 
-const table: readonly RouteDefinition[] = routes;
+const table: readonly ResolvedRoute[] = await resolvedRoutes();
 
 interface Operation {
   operationId: string;
@@ -26,14 +26,14 @@ interface Operation {
 
 function operationOf(
   document: Record<string, unknown>,
-  route: RouteDefinition,
+  route: ResolvedRoute,
 ): Operation | undefined {
   const paths = document.paths as Record<string, Record<string, Operation>>;
   return paths[route.path]?.[route.method.toLowerCase()];
 }
 
 describe('the OpenAPI document', () => {
-  it('is what docs/openapi.json holds', () => {
+  it('is what docs/openapi.json holds', async () => {
     // Act
     const committed = readFileSync(
       new URL('../../../docs/openapi.json', import.meta.url),
@@ -42,12 +42,12 @@ describe('the OpenAPI document', () => {
 
     // Assess
     expect(
-      committed === openApiText(),
+      committed === (await openApiText()),
       'docs/openapi.json is stale: run `npm run openapi` and commit it',
     ).toBe(true);
   });
 
-  it('is rendered as docs/api.md, the reference the README links', () => {
+  it('is rendered as docs/api.md, the reference the README links', async () => {
     // Act
     const committed = readFileSync(
       new URL('../../../docs/api.md', import.meta.url),
@@ -56,7 +56,7 @@ describe('the OpenAPI document', () => {
 
     // Assess
     expect(
-      committed === apiReferenceText(),
+      committed === (await apiReferenceText()),
       'docs/api.md is stale: run `npm run openapi` and commit it',
     ).toBe(true);
     for (const route of table) {
@@ -69,7 +69,7 @@ describe('the OpenAPI document', () => {
     const validator = new Validator();
 
     // Act
-    const result = await validator.validate(openApiDocument());
+    const result = await validator.validate(await openApiDocument());
 
     // Assess
     expect(result.errors ?? []).toEqual([]);
@@ -77,9 +77,9 @@ describe('the OpenAPI document', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('has every route with its parameters, permissions and error codes', () => {
+  it('has every route with its parameters, permissions and error codes', async () => {
     // Prepare
-    const document = openApiDocument();
+    const document = await openApiDocument();
 
     // Assess
     for (const route of table) {
@@ -124,9 +124,9 @@ describe('the OpenAPI document', () => {
     expect(byName('get-openapi')).not.toContain('unauthorized');
   });
 
-  it("lists the spec's agent, store, budget and body errors on the routes that answer them, each under its status", () => {
+  it("lists the spec's agent, store, budget and body errors on the routes that answer them, each under its status", async () => {
     // Prepare
-    const document = openApiDocument();
+    const document = await openApiDocument();
     const responsesOf = (name: string) => {
       const route = table.find((r) => r.name === name);
       if (!route) throw new Error(name);

@@ -9,7 +9,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../shared/errors.ts';
 import { parametersOf, readRouteQuery } from '../../../shared/http/query.ts';
-import { routes } from '../../../shared/http/routes.ts';
+import { resolvedRoutes } from '../../../shared/http/routes.ts';
+
+const routes = await resolvedRoutes();
 
 /** Text no rule's message contains: found in a message, it was quoted. */
 const MARK = 'Qz7Wx';
@@ -141,7 +143,7 @@ describe('parameter error messages', () => {
       { numRuns: 500 },
     );
     const plain = refusal(
-      routes.find((r) => r.name === 'list-clusters') ?? routes[0],
+      routes.find((r) => r.name === 'list-clusters') ?? routes[0]!,
       'step=1',
     );
     expect(plain?.message).toBe('unknown query parameter step');
