@@ -14,7 +14,7 @@
  * | selects       | Service → Pod                               | labels @> selector (none: none)  |
  * | has_endpoints | Service → EndpointSlice                     | slice.service_name               |
  * | targets       | EndpointSlice → Pod (ready)                 | endpoints[].target_ref           |
- * | routes_to     | Ingress → Service                           | rules[].paths[].service          |
+ * | routes_to     | Ingress → Service                           | rules[].paths[].service, default_backend.service |
  * | scales        | HorizontalPodAutoscaler → workload          | hpa.target_kind/target_name      |
  * | mounts        | workload → PersistentVolumeClaim            | spec_facts volume_refs           |
  * | applies_to    | NetworkPolicy → Pod (policy_types)          | pod_selector against labels      |
@@ -271,23 +271,27 @@ export const LINKS: readonly Link[] = [
     attrs: `jsonb_build_object('ready', (ep->>'ready')::boolean)`,
   },
   {
-    // Ingress default backends are not on the wire (rules only).
+    // Every rule path's backend service and the default backend's, once
+    // each; a resource backend (no service) routes to no Service.
     relation: 'routes_to',
     from: ['Ingress'],
     to: ['Service'],
     join: {
       forward: `from k8s_ingresses f
         cross join lateral (
-          select distinct p->>'service' as service
+          select p->>'service' as service
           from jsonb_array_elements(f.rules) rl
-          cross join lateral jsonb_array_elements(rl->'paths') p) b
+          cross join lateral jsonb_array_elements(rl->'paths') p
+          union
+          select f.default_backend->>'service') b
         join k8s_services g on g.cluster_id = f.cluster_id
           and g.namespace = f.namespace and g.name = b.service
         where f.cluster_id = $1`,
       backward: `from k8s_services g
         join k8s_ingresses f on f.namespace_id = g.namespace_id
-          and f.rules @> jsonb_build_array(jsonb_build_object('paths',
-                jsonb_build_array(jsonb_build_object('service', g.name))))
+          and (f.rules @> jsonb_build_array(jsonb_build_object('paths',
+                 jsonb_build_array(jsonb_build_object('service', g.name))))
+               or f.default_backend->>'service' = g.name)
         where g.cluster_id = $1`,
     },
   },

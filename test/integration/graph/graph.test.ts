@@ -43,8 +43,40 @@ const pod = (
   ...extra,
 });
 
-/** One cluster's inventory holding every relation of the table. */
-function inventoryOf(agentId: string) {
+/**
+ * One cluster's inventory holding every relation of the table. An agent
+ * older than the wire's v1.1 sends no ingress default backends.
+ */
+function inventoryOf(agentId: string, { olderAgent = false } = {}) {
+  const ingresses = [
+    {
+      namespace: 'shop',
+      name: 'web',
+      rules: [
+        {
+          host: 'shop.example.com',
+          paths: [
+            { path: '/', service: 'api', port: 80 },
+            { path: '/db', service: 'external-db', port: 5432 },
+          ],
+        },
+      ],
+    },
+    // No rules: every request goes to the default backend.
+    {
+      namespace: 'shop',
+      name: 'catch-all',
+      default_backend: { service: 'external-db', port: 'pg' },
+    },
+    // A resource backend (a bucket) is no Service.
+    {
+      namespace: 'shop',
+      name: 'static',
+      default_backend: { service: null, port: null },
+    },
+  ].map(({ default_backend, ...rest }) =>
+    olderAgent ? rest : { ...rest, default_backend },
+  );
   return parseInventory({
     type: 'kubernetes',
     schema_version: 1,
@@ -142,21 +174,7 @@ function inventoryOf(agentId: string) {
         ],
       },
     ],
-    ingresses: [
-      {
-        namespace: 'shop',
-        name: 'web',
-        rules: [
-          {
-            host: 'shop.example.com',
-            paths: [
-              { path: '/', service: 'api', port: 80 },
-              { path: '/db', service: 'external-db', port: 5432 },
-            ],
-          },
-        ],
-      },
-    ],
+    ingresses,
     pvcs: [
       { namespace: 'shop', name: 'uploads', phase: 'Bound' },
       { namespace: 'shop', name: 'data-db-0', phase: 'Bound' },
@@ -295,7 +313,7 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
       await syncInventory(
         db,
         subject(staging, stagingAgent),
-        inventoryOf(stagingAgent),
+        inventoryOf(stagingAgent, { olderAgent: true }),
         { now: () => NOW },
       )
     ).clusterId;
@@ -401,7 +419,7 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     ]);
   });
 
-  it('gives a Service without a selector no pods, and follows its ingress', async () => {
+  it('gives a Service without a selector no pods, and follows the ingresses routing to it', async () => {
     // Act
     const response = await graph(
       'kind=Service&namespace=shop&name=external-db',
@@ -410,8 +428,59 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(edgeKeys(response.body.data.edges)).toEqual([
+      'Ingress/shop/catch-all -routes_to-> Service/shop/external-db',
       'Ingress/shop/web -routes_to-> Service/shop/external-db',
     ]);
+  });
+
+  it("routes an ingress to its default backend's service, stored and listed as sent; a resource backend to nothing", async () => {
+    // Act
+    const catchAll = await graph('kind=Ingress&namespace=shop&name=catch-all');
+    const bucket = await graph('kind=Ingress&namespace=shop&name=static');
+    const listed = await api.get(
+      `/api/v1/clusters/${clusterId}/ingresses?sort=name`,
+      token,
+    );
+
+    // Assess
+    expect(edgeKeys(catchAll.body.data.edges)).toEqual([
+      'Ingress/shop/catch-all -routes_to-> Service/shop/external-db',
+    ]);
+    expect(bucket.body.data.edges).toEqual([]);
+    expect(
+      listed.body.data.map((i: { name: string; default_backend: unknown }) => [
+        i.name,
+        i.default_backend,
+      ]),
+    ).toEqual([
+      ['catch-all', { service: 'external-db', port: 'pg' }],
+      ['static', { service: null, port: null }],
+      ['web', null],
+    ]);
+  });
+
+  it("syncs an older agent's ingresses, which send no default backend, as having none", async () => {
+    // Act
+    const stored = await query<{ name: string; default_backend: unknown }>(
+      database.db,
+      `select name, default_backend from k8s_ingresses
+       where cluster_id = $1 order by name`,
+      [stagingClusterId],
+    );
+    const catchAll = await graph(
+      'kind=Ingress&namespace=shop&name=catch-all',
+      stagingClusterId,
+      siblingToken,
+    );
+
+    // Assess
+    expect(stored).toEqual([
+      { name: 'catch-all', default_backend: null },
+      { name: 'static', default_backend: null },
+      { name: 'web', default_backend: null },
+    ]);
+    expect(catchAll.status).toBe(200);
+    expect(catchAll.body.data.edges).toEqual([]);
   });
 
   it('routes an ingress to every rule path backend and, a hop further, to the selected pods', async () => {
