@@ -15,6 +15,7 @@
 import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError } from '../errors.ts';
 import {
+  GRAPH_KINDS,
   type GraphKind,
   type GraphRootKind,
   nodeIdOf,
@@ -22,12 +23,12 @@ import {
   rootQuery,
 } from './kinds.ts';
 import {
-  type Direction,
   type HopGroup,
+  type HopStatement,
   hopSql,
   LINKS,
-  type Link,
   MAX_MATCHES,
+  nearOf,
   RELATION_NAMES,
   type RelationName,
 } from './relations.ts';
@@ -65,13 +66,8 @@ export interface GraphRequest {
   limit: number;
 }
 
-type NodeRow = {
-  id: string;
-  kind: string;
-  namespace: string | null;
-  name: string;
-  status: string | null;
-};
+/** A stored object's columns (nodeColumns): its node, the id its row id. */
+type NodeRow = Omit<GraphNode, 'ref'>;
 
 type RelationRow = NodeRow & {
   grp: number;
@@ -88,9 +84,9 @@ interface Visited {
 }
 
 /** The statement of each set of groups a hop asked, built once. */
-const STATEMENTS = new Map<string, string>();
+const STATEMENTS = new Map<string, HopStatement>();
 
-function statementFor(groups: readonly HopGroup[]): string {
+function statementFor(groups: readonly HopGroup[]): HopStatement {
   const key = groups
     .map((g) => `${g.direction}:${g.links.map((l) => LINKS.indexOf(l))}`)
     .join('|');
@@ -119,7 +115,7 @@ function groupsOf(
       const active = links.filter(
         (link) =>
           !(link.rootOnly && (direction === 'backward' || hop > 1)) &&
-          nearKinds(link, direction).some((kind) => kinds.has(kind)),
+          nearOf(link, direction).some((kind) => kinds.has(kind)),
       );
       if (active.length > 0) {
         groups.push({ relation, links: active, direction });
@@ -144,13 +140,20 @@ export async function readGraph(
     const next: Visited[] = [];
     const groups = groupsOf(frontier, hop);
     if (groups.length === 0) break;
-    const rows = await query<RelationRow>(db, statementFor(groups), [
+    const { sql, nearTables } = statementFor(groups);
+    const rows = await query<RelationRow>(db, sql, [
       clusterId,
-      frontier.map((v) => v.rowId),
       request.limit,
+      ...nearTables.map((table) =>
+        frontier
+          .filter((v) => GRAPH_KINDS[v.kind].table === table)
+          .map((v) => v.rowId),
+      ),
     ]);
+    const byGroup = groups.map((): RelationRow[] => []);
+    for (const row of rows) byGroup[row.grp]?.push(row);
     groups.forEach(({ relation, direction }, grp) => {
-      const mine = rows.filter((row) => row.grp === grp);
+      const mine = byGroup[grp] as RelationRow[];
       let missed = Math.max(0, (mine[0]?.total ?? 0) - mine.length);
       const missedIds = new Set<string>();
       for (const row of mine) {
@@ -186,10 +189,6 @@ export async function readGraph(
         `${relation}: ${count >= MAX_MATCHES ? `at least ${MAX_MATCHES}` : count} more left out by the limit of ${request.limit} nodes`,
     ),
   };
-}
-
-function nearKinds(link: Link, direction: Direction): readonly GraphKind[] {
-  return direction === 'forward' ? link.from : link.to;
 }
 
 function visitedOf(row: NodeRow, clusterId: string): Visited {

@@ -570,6 +570,20 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     ).toHaveLength(3);
   });
 
+  it('walks on from a host (a tenant row, not a cluster one) back to its node, drawing the edge once', async () => {
+    // Act: the second hop leaves from the host, among others.
+    const response = await graph('kind=Node&name=node-a&depth=2');
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(
+      edgeKeys(response.body.data.edges).filter((k) => k.includes('is_host')),
+    ).toEqual([`Node/node-a -is_host-> Host/${hostId}`]);
+    expect(edgeKeys(response.body.data.edges)).toContain(
+      'Deployment/shop/api -owns-> Pod/shop/api-1',
+    );
+  });
+
   it("draws an Argo CD application's resources in this cluster, and the application from them", async () => {
     // Act
     const app = await graph('kind=Application&namespace=argocd&name=shop');
