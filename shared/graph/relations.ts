@@ -146,6 +146,14 @@ function kindOfRow(kinds: readonly GraphKind[], g: string): string {
     : `'${kinds[0]}'`;
 }
 
+/**
+ * Whether `manages` can match anything in cluster `$1`: an Application on
+ * it that deploys to it (the join below asks the same). Read with the root,
+ * so a cluster without one never plans manages' parts, one per table.
+ */
+export const MANAGES_ANY = `exists (select 1 from argocd_applications a
+  where a.cluster_id = $1 and a.mapped_cluster_id = a.cluster_id)`;
+
 const manages: Link[] = [
   ...NAMESPACED_GROUPS.map(
     (to): Link => ({
@@ -226,11 +234,15 @@ export const LINKS: readonly Link[] = [
       where f.cluster_id = $1`,
   },
   {
+    // jsonb_contains, the function behind `@>`, which no index matches: the
+    // labels' GIN index spans every cluster (a common `app: api` matched
+    // the pods of all 200 clusters), the namespace's pods are a bounded
+    // read.
     relation: 'selects',
     from: ['Service'],
     to: ['Pod'],
     join: (f, g) => `from ${f} f join ${g} g on g.cluster_id = f.cluster_id
-        and g.namespace = f.namespace and g.labels @> f.selector
+        and g.namespace = f.namespace and jsonb_contains(g.labels, f.selector)
       where f.cluster_id = $1 and f.selector is not null
         and f.selector <> '{}'::jsonb`,
   },

@@ -27,6 +27,7 @@ import {
   type HopStatement,
   hopSql,
   LINKS,
+  MANAGES_ANY,
   MAX_MATCHES,
   nearOf,
   RELATION_NAMES,
@@ -107,10 +108,12 @@ const LINKS_BY_RELATION = RELATION_NAMES.map(
 function groupsOf(
   frontier: readonly Visited[],
   hop: number,
+  managesAny: boolean,
 ): (HopGroup & { relation: RelationName })[] {
   const kinds = new Set(frontier.map((v) => v.kind));
   const groups: (HopGroup & { relation: RelationName })[] = [];
   for (const [relation, links] of LINKS_BY_RELATION) {
+    if (relation === 'manages' && !managesAny) continue;
     for (const direction of ['forward', 'backward'] as const) {
       const active = links.filter(
         (link) =>
@@ -130,7 +133,7 @@ export async function readGraph(
   clusterId: string,
   request: GraphRequest,
 ): Promise<Graph> {
-  const root = await findRoot(db, clusterId, request);
+  const { root, managesAny } = await findRoot(db, clusterId, request);
   const visited = new Map<string, Visited>([[root.rowId, root]]);
   const edges = new Map<string, GraphEdge>();
   const leftOut = new Map<RelationName, number>();
@@ -138,7 +141,7 @@ export async function readGraph(
 
   for (let hop = 1; hop <= request.depth && frontier.length > 0; hop++) {
     const next: Visited[] = [];
-    const groups = groupsOf(frontier, hop);
+    const groups = groupsOf(frontier, hop, managesAny);
     if (groups.length === 0) break;
     const { sql, nearTables } = statementFor(groups);
     const rows = await query<RelationRow>(db, sql, [
@@ -224,18 +227,23 @@ function addEdge(
   });
 }
 
+/** The root, and whether `manages` can reach anything in its cluster. */
 async function findRoot(
   db: Queryable,
   clusterId: string,
   request: GraphRequest,
-): Promise<Visited> {
+): Promise<{ root: Visited; managesAny: boolean }> {
   const { sql, values } = rootQuery(
     request.kind,
     clusterId,
     request.namespace,
     request.name,
   );
-  const row = await queryMaybeOne<NodeRow>(db, sql, values);
+  const row = await queryMaybeOne<NodeRow & { manages_any: boolean }>(
+    db,
+    `select r.*, ${MANAGES_ANY} as manages_any from (${sql}) r`,
+    values,
+  );
   if (!row) throw new NotFoundError(`${request.kind} not found`);
-  return visitedOf(row, clusterId);
+  return { root: visitedOf(row, clusterId), managesAny: row.manages_any };
 }

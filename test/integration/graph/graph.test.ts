@@ -45,7 +45,8 @@ const pod = (
 
 /**
  * One cluster's inventory holding every relation of the table. An agent
- * older than the wire's v1.1 sends no ingress default backends.
+ * older than the wire's v1.1 sends no ingress default backends and no Argo
+ * CD applications.
  */
 function inventoryOf(agentId: string, { olderAgent = false } = {}) {
   const ingresses = [
@@ -77,7 +78,7 @@ function inventoryOf(agentId: string, { olderAgent = false } = {}) {
   ].map(({ default_backend, ...rest }) =>
     olderAgent ? rest : { ...rest, default_backend },
   );
-  return parseInventory({
+  const message = {
     type: 'kubernetes',
     schema_version: 1,
     agent_id: agentId,
@@ -256,7 +257,10 @@ function inventoryOf(agentId: string, { olderAgent = false } = {}) {
         ],
       },
     ],
-  });
+  };
+  if (olderAgent)
+    delete (message as Partial<typeof message>).argocd_applications;
+  return parseInventory(message);
 }
 
 interface Edge {
@@ -481,6 +485,25 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     ]);
     expect(catchAll.status).toBe(200);
     expect(catchAll.body.data.edges).toEqual([]);
+  });
+
+  it('draws no manages edge in a cluster without Argo CD applications, and every other one', async () => {
+    // Act
+    const here = await graph('kind=Service&namespace=shop&name=api');
+    const there = await graph(
+      'kind=Service&namespace=shop&name=api',
+      stagingClusterId,
+      siblingToken,
+    );
+
+    // Assess
+    const keys = (r: typeof here) => edgeKeys(r.body.data.edges);
+    expect(keys(here)).toContain(
+      'Application/argocd/shop -manages-> Service/shop/api',
+    );
+    expect(keys(there)).toEqual(
+      keys(here).filter((k) => !k.includes('-manages->')),
+    );
   });
 
   it('routes an ingress to every rule path backend and, a hop further, to the selected pods', async () => {
