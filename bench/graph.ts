@@ -15,11 +15,18 @@
  * sequential scan of a big table flagged. Results: bench/results/graph.json
  * (bench/graph-figures.ts).
  *
+ * Each scenario runs on one connection, so the CPU its database backend
+ * spent per call (from /proc, when the server is local) is reported beside
+ * this process's: under a loaded machine CPU moves less than latency.
+ *
  * Environment: BENCH_CLUSTERS (200), BENCH_HOSTS (100000), BENCH_REQUESTS
  * (200), BENCH_SEED_CONCURRENCY (2), BENCH_KEEP=1 to keep the database,
- * BENCH_REUSE=1 to measure a kept one again without seeding.
+ * BENCH_REUSE=1 to measure a kept one again without seeding, BENCH_ONLY
+ * (a regular expression) to run only the scenarios it matches.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import type { Scope } from '../shared/auth/access.ts';
 import {
   type Db,
@@ -54,6 +61,8 @@ const HOSTS = Number(process.env.BENCH_HOSTS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
 const REUSE = process.env.BENCH_REUSE === '1';
+/** Only the scenarios whose name matches (a regular expression). */
+const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
 const KEEP = REUSE || process.env.BENCH_KEEP === '1';
 const BIG_TABLE_ROWS = 10_000;
 /** Plans of statements slower than this are printed whole. */
@@ -320,15 +329,59 @@ async function scenarios(db: Db): Promise<Scenario[]> {
   ];
 }
 
-async function measure(db: Db, scenario: Scenario): Promise<number[]> {
-  for (let i = 0; i < 10; i++) await scenario.run(db);
-  const latencies: number[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const started = performance.now();
-    await scenario.run(db);
-    latencies.push(performance.now() - started);
+/**
+ * CPU seconds a local process has used (user + system), from /proc; null
+ * where the server is not on this machine. Under the shared machine's
+ * load, CPU per call moves far less than wall-clock time does.
+ */
+function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is the 3rd.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
   }
-  return latencies;
+}
+const CLOCK_TICKS = 100;
+
+interface Measured {
+  latencies: number[];
+  /** CPU per call, in ms: the database backend's, and this process's. */
+  dbCpuMs: number | null;
+  nodeCpuMs: number;
+}
+
+/** One connection throughout, so its backend's CPU is the calls' own. */
+async function measure(db: Db, scenario: Scenario): Promise<Measured> {
+  const client = await db.connect();
+  try {
+    const { pid } = (
+      await client.query<{ pid: number }>('select pg_backend_pid() as pid')
+    ).rows[0] as { pid: number };
+    for (let i = 0; i < 10; i++) await scenario.run(client);
+    const latencies: number[] = [];
+    const dbBefore = processCpuSeconds(pid);
+    const nodeBefore = process.cpuUsage();
+    for (let i = 0; i < REQUESTS; i++) {
+      const started = performance.now();
+      await scenario.run(client);
+      latencies.push(performance.now() - started);
+    }
+    const node = process.cpuUsage(nodeBefore);
+    const dbAfter = processCpuSeconds(pid);
+    return {
+      latencies,
+      dbCpuMs:
+        dbBefore === null || dbAfter === null
+          ? null
+          : ((dbAfter - dbBefore) * 1000) / REQUESTS,
+      nodeCpuMs: (node.user + node.system) / 1000 / REQUESTS,
+    };
+  } finally {
+    client.release();
+  }
 }
 
 async function explainAll(db: Db, list: readonly Scenario[]): Promise<void> {
@@ -403,11 +456,11 @@ async function main(): Promise<void> {
       `select (select count(*) from k8s_pods)::int as pods,
               (select count(*) from hosts)::int as hosts`,
     );
-    const list = await scenarios(db);
+    const list = (await scenarios(db)).filter((s) => ONLY.test(s.name));
     const rows: string[] = [];
     const measured: GraphMeasured[] = [];
     for (const scenario of list) {
-      const latencies = await measure(db, scenario);
+      const { latencies, dbCpuMs, nodeCpuMs } = await measure(db, scenario);
       measured.push({
         name: scenario.name,
         kind: scenario.name.startsWith('PQL') ? 'pql' : 'graph',
@@ -415,25 +468,31 @@ async function main(): Promise<void> {
       });
       const p99 = percentile(latencies, 99);
       rows.push(
-        `| ${scenario.name} | ${median(latencies).toFixed(1)} | ${p99.toFixed(1)} | ${p99 <= TARGET_P99_MS ? 'yes' : 'NO'} |`,
+        `| ${scenario.name} | ${median(latencies).toFixed(1)} | ${p99.toFixed(1)} | ${p99 <= TARGET_P99_MS ? 'yes' : 'NO'} | ${dbCpuMs === null ? '—' : dbCpuMs.toFixed(1)} | ${nodeCpuMs.toFixed(1)} |`,
       );
     }
     console.log(
-      `\ngraph and PQL bench: ${CLUSTERS + 1} clusters, ${counts.pods} pods, ${counts.hosts} hosts, ${REQUESTS} calls per scenario, one at a time\n`,
+      `\ngraph and PQL bench: ${CLUSTERS + 1} clusters, ${counts.pods} pods, ${counts.hosts} hosts, ${REQUESTS} calls per scenario, one at a time, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
     );
-    console.log('| scenario | p50 ms | p99 ms | p99 ≤ 50 ms |');
-    console.log('|---|---|---|---|');
+    console.log(
+      '| scenario | p50 ms | p99 ms | p99 ≤ 50 ms | DB CPU ms/call | Node CPU ms/call |',
+    );
+    console.log('|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
     await explainAll(db, list);
-    await writeResults({
-      name: 'graph',
-      measures: GRAPH_MEASURES,
-      figures: graphFigures(
-        measured,
-        `${CLUSTERS + 1} clusters, ${counts.pods.toLocaleString('en-US')} pods, ${counts.hosts.toLocaleString('en-US')} hosts`,
-      ),
-      db,
-    });
+    // A part (BENCH_ONLY) does not replace the whole run's results.
+    if (process.env.BENCH_ONLY === undefined)
+      await writeResults({
+        name: 'graph',
+        measures: GRAPH_MEASURES,
+        figures: graphFigures(
+          measured,
+          `${CLUSTERS + 1} clusters, ${counts.pods.toLocaleString('en-US')} pods, ${counts.hosts.toLocaleString('en-US')} hosts`,
+        ),
+        db,
+      });
   } finally {
     if (!KEEP) await bench.close();
     else await db.end();

@@ -369,6 +369,14 @@ export function serviceRow(
   };
 }
 
+/** An Ingress backend: its service and port (a number, else a name). */
+function backend(b: K8sObject | undefined) {
+  return {
+    service: str(b?.service?.name),
+    port: count(b?.service?.port?.number) ?? nonEmpty(b?.service?.port?.name),
+  };
+}
+
 export function ingressRow(o: K8sObject): IngressRow {
   const spec = o.spec ?? {};
   const annotations = safeAnnotations(o.metadata.annotations);
@@ -383,12 +391,13 @@ export function ingressRow(o: K8sObject): IngressRow {
       paths: array(r?.http?.paths).map((p) => ({
         path: str(p?.path),
         path_type: str(p?.pathType),
-        service: str(p?.backend?.service?.name),
-        port:
-          count(p?.backend?.service?.port?.number) ??
-          nonEmpty(p?.backend?.service?.port?.name),
+        ...backend(p?.backend),
       })),
     })),
+    // v1.1: where a request no rule matches goes. A resource backend (a
+    // bucket, say) is sent with no service, as a rule path's is.
+    default_backend:
+      spec.defaultBackend == null ? null : backend(spec.defaultBackend),
     tls: array(spec.tls).map((t) => ({
       hosts: strings(t?.hosts),
       secret_name: nonEmpty(t?.secretName),

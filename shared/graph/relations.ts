@@ -2,9 +2,9 @@
  * The relations between stored objects (issue 32's table), each as SQL over
  * two aliases: `f`, the object at the edge's `from` end, and `g`, the one at
  * its `to` end. A walk asks every relation both ways from a whole frontier
- * at once (`$2`, the frontier's row ids; `$1`, the cluster), all in one
- * statement per hop (hopSql), never one per object; each relation's part
- * is bounded in what it reads (MAX_MATCHES) and returns.
+ * at once (the frontier's rows of each table, read once by their key), all
+ * in one statement per hop (hopSql), never one per object; each relation's
+ * part is bounded in what it reads (MAX_MATCHES) and returns.
  *
  * | relation      | from → to                                   | stored as                        |
  * |---------------|---------------------------------------------|----------------------------------|
@@ -14,7 +14,7 @@
  * | selects       | Service → Pod                               | labels @> selector (none: none)  |
  * | has_endpoints | Service → EndpointSlice                     | slice.service_name               |
  * | targets       | EndpointSlice → Pod (ready)                 | endpoints[].target_ref           |
- * | routes_to     | Ingress → Service                           | rules[].paths[].service          |
+ * | routes_to     | Ingress → Service                           | rules[].paths[].service, default_backend.service |
  * | scales        | HorizontalPodAutoscaler → workload          | hpa.target_kind/target_name      |
  * | mounts        | workload → PersistentVolumeClaim            | spec_facts volume_refs           |
  * | applies_to    | NetworkPolicy → Pod (policy_types)          | pod_selector against labels      |
@@ -57,14 +57,20 @@ export interface Link {
   to: readonly GraphKind[];
   /**
    * `from … f … g … where …`: the pair's rows, ending in a WHERE clause the
-   * walk extends. A pair that needs another plan one way gives both.
+   * walk extends, over the tables it is given (`f` the `from` end's, `g`
+   * the `to` end's): the near end's is the hop's frontier rows, the far
+   * end's the stored table. A pair that needs another plan one way gives
+   * both.
    */
-  join: string | { forward: string; backward: string };
+  join: Join | { forward: Join; backward: Join };
   /** A jsonb object of the edge's own facts, over the join's aliases. */
   attrs?: string;
   /** Only from the root Namespace, on the first hop (and never backward). */
   rootOnly?: true;
 }
+
+/** A link's rows, over the tables of its `from` (f) and `to` (g) ends. */
+type Join = (f: string, g: string) => string;
 
 const WORKLOADS = WORKLOAD_KINDS;
 
@@ -140,6 +146,14 @@ function kindOfRow(kinds: readonly GraphKind[], g: string): string {
     : `'${kinds[0]}'`;
 }
 
+/**
+ * Whether `manages` can match anything in cluster `$1`: an Application on
+ * it that deploys to it (the join below asks the same). Read with the root,
+ * so a cluster without one never plans manages' parts, one per table.
+ */
+export const MANAGES_ANY = `exists (select 1 from argocd_applications a
+  where a.cluster_id = $1 and a.mapped_cluster_id = a.cluster_id)`;
+
 const manages: Link[] = [
   ...NAMESPACED_GROUPS.map(
     (to): Link => ({
@@ -148,9 +162,9 @@ const manages: Link[] = [
       to,
       // An Application deploying to another cluster manages nothing here:
       // its resources are that cluster's, which this graph does not read.
-      join: `from argocd_applications f
+      join: (f, g) => `from ${f} f
         join argocd_application_resources r on r.application_id = f.id
-        join ${tableOf(to)} g on g.cluster_id = f.cluster_id
+        join ${g} g on g.cluster_id = f.cluster_id
           and r.kind = ${kindOfRow(to, 'g')}
           and r.namespace = g.namespace and r.name = g.name
         where f.cluster_id = $1 and f.mapped_cluster_id = f.cluster_id`,
@@ -160,9 +174,9 @@ const manages: Link[] = [
     relation: 'manages',
     from: ['Application'],
     to: ['Namespace'],
-    join: `from argocd_applications f
+    join: (f, g) => `from ${f} f
       join argocd_application_resources r on r.application_id = f.id
-      join k8s_namespaces g on g.cluster_id = f.cluster_id
+      join ${g} g on g.cluster_id = f.cluster_id
         and r.kind = 'Namespace' and r.name = g.name
       where f.cluster_id = $1 and f.mapped_cluster_id = f.cluster_id`,
   },
@@ -172,8 +186,8 @@ const contains: Link[] = NAMESPACED_GROUPS.map((to) => ({
   relation: 'contains',
   from: ['Namespace'],
   to,
-  join: `from k8s_namespaces f
-    join ${tableOf(to)} g on g.cluster_id = f.cluster_id and g.namespace = f.name
+  join: (f, g) => `from ${f} f
+    join ${g} g on g.cluster_id = f.cluster_id and g.namespace = f.name
     where f.cluster_id = $1`,
   rootOnly: true,
 }));
@@ -183,7 +197,7 @@ export const LINKS: readonly Link[] = [
     relation: 'owns',
     from: WORKLOADS,
     to: ['Pod'],
-    join: `from k8s_workloads f join k8s_pods g on g.workload_id = f.id
+    join: (f, g) => `from ${f} f join ${g} g on g.workload_id = f.id
       where f.cluster_id = $1`,
   },
   {
@@ -192,7 +206,7 @@ export const LINKS: readonly Link[] = [
     relation: 'owns',
     from: ['Job'],
     to: ['Pod'],
-    join: `from k8s_jobs f join k8s_pods g on g.cluster_id = f.cluster_id
+    join: (f, g) => `from ${f} f join ${g} g on g.cluster_id = f.cluster_id
         and g.namespace = f.namespace and g.owner_kind = 'Job'
         and g.owner_name = f.name
       where f.cluster_id = $1`,
@@ -201,7 +215,7 @@ export const LINKS: readonly Link[] = [
     relation: 'owns',
     from: ['CronJob'],
     to: ['Job'],
-    join: `from k8s_jobs f join k8s_jobs g on g.cluster_id = f.cluster_id
+    join: (f, g) => `from ${f} f join ${g} g on g.cluster_id = f.cluster_id
         and g.namespace = f.namespace and g.owner_cronjob = f.name
       where f.cluster_id = $1`,
   },
@@ -209,22 +223,26 @@ export const LINKS: readonly Link[] = [
     relation: 'runs_on',
     from: ['Pod'],
     to: ['Node'],
-    join: `from k8s_pods f join k8s_nodes g on g.id = f.node_id
+    join: (f, g) => `from ${f} f join ${g} g on g.id = f.node_id
       where f.cluster_id = $1`,
   },
   {
     relation: 'is_host',
     from: ['Node'],
     to: ['Host'],
-    join: `from k8s_nodes f join hosts g on g.id = f.host_id
+    join: (f, g) => `from ${f} f join ${g} g on g.id = f.host_id
       where f.cluster_id = $1`,
   },
   {
+    // jsonb_contains, the function behind `@>`, which no index matches: the
+    // labels' GIN index spans every cluster (a common `app: api` matched
+    // the pods of all 200 clusters), the namespace's pods are a bounded
+    // read.
     relation: 'selects',
     from: ['Service'],
     to: ['Pod'],
-    join: `from k8s_services f join k8s_pods g on g.cluster_id = f.cluster_id
-        and g.namespace = f.namespace and g.labels @> f.selector
+    join: (f, g) => `from ${f} f join ${g} g on g.cluster_id = f.cluster_id
+        and g.namespace = f.namespace and jsonb_contains(g.labels, f.selector)
       where f.cluster_id = $1 and f.selector is not null
         and f.selector <> '{}'::jsonb`,
   },
@@ -232,7 +250,7 @@ export const LINKS: readonly Link[] = [
     relation: 'has_endpoints',
     from: ['Service'],
     to: ['EndpointSlice'],
-    join: `from k8s_services f join k8s_endpoint_slices g
+    join: (f, g) => `from ${f} f join ${g} g
         on g.cluster_id = f.cluster_id and g.service_name = f.name
         and g.namespace = f.namespace
       where f.cluster_id = $1`,
@@ -242,52 +260,60 @@ export const LINKS: readonly Link[] = [
     from: ['EndpointSlice'],
     to: ['Pod'],
     join: {
-      forward: `from k8s_endpoint_slices f
+      forward: (f, g) => `from ${f} f
         cross join lateral jsonb_array_elements(f.endpoints) ep
-        join k8s_pods g on g.cluster_id = f.cluster_id
+        join ${g} g on g.cluster_id = f.cluster_id
           and g.namespace = f.namespace
           and g.name = ep->'target_ref'->>'name'
         where f.cluster_id = $1 and ep->'target_ref'->>'kind' = 'Pod'`,
-      // From pods: the slices of their namespaces, each unnested once and
-      // joined to the pods by name. `offset 0` keeps that subquery planned
-      // on its own: folded into the join, the planner unnested every slice
-      // once per pod (200 pods of a 1,000-endpoint service: 200,000
-      // endpoints, 0.4-0.6 s). Per pod through a GIN index on endpoints
-      // would be a probe per pod and per cluster whose pods share the name.
-      backward: `from (
-          select s.*, e as ep
-          from (select distinct p.cluster_id, p.namespace from k8s_pods p
-                where p.cluster_id = $1 and p.id = any($2::uuid[])) ns
-          join k8s_endpoint_slices s on s.cluster_id = ns.cluster_id
+      // From pods: the slices of their namespaces, each unnested once, and
+      // each endpoint's pod found by name in an object of the frontier's
+      // pods (a sorted key search, per namespace) instead of a join: the
+      // planner cannot know how few endpoints match, and joined, each met
+      // every pod of the frontier (1,000 endpoints × 110 pods: 50 ms).
+      // `offset 0` keeps the slices planned on their own: folded in, the
+      // planner unnested every slice once per pod. Per pod through a GIN
+      // index on endpoints would be a probe per pod and per cluster whose
+      // pods share the name.
+      backward: (f, g) => `from (
+          select s.*, e as ep,
+                 (ns.pods->>(e->'target_ref'->>'name'))::uuid as pod_id
+          from (select p.cluster_id, p.namespace,
+                       jsonb_object_agg(p.name, p.id) as pods
+                from ${g} p group by p.cluster_id, p.namespace) ns
+          join ${f} s on s.cluster_id = ns.cluster_id
             and s.namespace = ns.namespace
           cross join lateral jsonb_array_elements(s.endpoints) e
-          where e->'target_ref'->>'kind' = 'Pod'
+          where s.cluster_id = $1 and e->'target_ref'->>'kind' = 'Pod'
+            and ns.pods ? (e->'target_ref'->>'name')
           offset 0) f
-        join k8s_pods g on g.cluster_id = f.cluster_id
-          and g.namespace = f.namespace
-          and g.name = f.ep->'target_ref'->>'name'
-        where true`,
+        cross join lateral (select f.pod_id as id) g
+        where f.cluster_id = $1`,
     },
     attrs: `jsonb_build_object('ready', (ep->>'ready')::boolean)`,
   },
   {
-    // Ingress default backends are not on the wire (rules only).
+    // Every rule path's backend service and the default backend's, once
+    // each; a resource backend (no service) routes to no Service.
     relation: 'routes_to',
     from: ['Ingress'],
     to: ['Service'],
     join: {
-      forward: `from k8s_ingresses f
+      forward: (f, g) => `from ${f} f
         cross join lateral (
-          select distinct p->>'service' as service
+          select p->>'service' as service
           from jsonb_array_elements(f.rules) rl
-          cross join lateral jsonb_array_elements(rl->'paths') p) b
-        join k8s_services g on g.cluster_id = f.cluster_id
+          cross join lateral jsonb_array_elements(rl->'paths') p
+          union
+          select f.default_backend->>'service') b
+        join ${g} g on g.cluster_id = f.cluster_id
           and g.namespace = f.namespace and g.name = b.service
         where f.cluster_id = $1`,
-      backward: `from k8s_services g
-        join k8s_ingresses f on f.namespace_id = g.namespace_id
-          and f.rules @> jsonb_build_array(jsonb_build_object('paths',
-                jsonb_build_array(jsonb_build_object('service', g.name))))
+      backward: (f, g) => `from ${g} g
+        join ${f} f on f.namespace_id = g.namespace_id
+          and (f.rules @> jsonb_build_array(jsonb_build_object('paths',
+                 jsonb_build_array(jsonb_build_object('service', g.name))))
+               or f.default_backend->>'service' = g.name)
         where g.cluster_id = $1`,
     },
   },
@@ -295,7 +321,7 @@ export const LINKS: readonly Link[] = [
     relation: 'scales',
     from: ['HorizontalPodAutoscaler'],
     to: WORKLOADS,
-    join: `from k8s_hpas f join k8s_workloads g on g.cluster_id = f.cluster_id
+    join: (f, g) => `from ${f} f join ${g} g on g.cluster_id = f.cluster_id
         and g.kind = f.target_kind and g.namespace = f.namespace
         and g.name = f.target_name
       where f.cluster_id = $1`,
@@ -304,14 +330,14 @@ export const LINKS: readonly Link[] = [
     relation: 'mounts',
     from: WORKLOADS,
     to: ['PersistentVolumeClaim'],
-    join: `from k8s_workloads f join k8s_pvcs g on g.namespace_id = f.namespace_id
+    join: (f, g) => `from ${f} f join ${g} g on g.namespace_id = f.namespace_id
       where f.cluster_id = $1 and ${mountsClaim('f', 'g')}`,
   },
   {
     relation: 'applies_to',
     from: ['NetworkPolicy'],
     to: ['Pod'],
-    join: `from k8s_network_policies f join k8s_pods g
+    join: (f, g) => `from ${f} f join ${g} g
         on g.cluster_id = f.cluster_id and g.namespace = f.namespace
       where f.cluster_id = $1 and ${selectorMatches('f.pod_selector', 'g.labels')}`,
     attrs: `jsonb_build_object('policy_types', to_jsonb(f.policy_types))`,
@@ -320,7 +346,7 @@ export const LINKS: readonly Link[] = [
     relation: 'limits',
     from: ['ResourceQuota'],
     to: ['Namespace'],
-    join: `from k8s_resource_quotas f join k8s_namespaces g on g.id = f.namespace_id
+    join: (f, g) => `from ${f} f join ${g} g on g.id = f.namespace_id
       where f.cluster_id = $1`,
   },
   ...manages,
@@ -338,48 +364,116 @@ export interface HopGroup {
   direction: Direction;
 }
 
+/** The hop's rows of a table the frontier holds (its CTE's name). */
+const nearTable = (table: string) => `near_${table}`;
+
+/** The kinds at a link's end a hop leaves from, and at the end it reaches. */
+export const nearOf = (link: Link, direction: Direction) =>
+  direction === 'forward' ? link.from : link.to;
+const farOf = (link: Link, direction: Direction) =>
+  direction === 'forward' ? link.to : link.from;
+
 function groupSql(group: HopGroup): string {
   const { direction } = group;
   return group.links
     .map((link) => {
       const join =
-        typeof link.join === 'string' ? link.join : link.join[direction];
-      const [near, far, farAlias, nearAlias] =
+        typeof link.join === 'function' ? link.join : link.join[direction];
+      const near = nearOf(link, direction);
+      const far = farOf(link, direction);
+      const [farAlias, nearAlias] =
+        direction === 'forward' ? ['g', 'f'] : ['f', 'g'];
+      const sql =
         direction === 'forward'
-          ? [link.from, link.to, 'g', 'f']
-          : [link.to, link.from, 'f', 'g'];
-      return `select ${nearAlias}.id as src, ${nodeColumns(far[0] as GraphKind, farAlias)},
+          ? join(nearTable(tableOf(near)), tableOf(far))
+          : join(tableOf(far), nearTable(tableOf(near)));
+      const farKind = far[0] as GraphKind;
+      return `select ${nearAlias}.id as src,
+              ${nodeColumns(farKind, farAlias, { statusLater: GRAPH_KINDS[farKind].statusPerObject })},
               ${link.attrs ?? 'null::jsonb'} as attrs
-            ${join}
-              and ${nearAlias}.id = any($2::uuid[])
+            ${sql}
               and ${kindFilter(near, nearAlias)}
               and ${kindFilter(far, farAlias)}`;
     })
     .join('\n      union all\n      ');
 }
 
+/** One hop's statement and the tables its frontier's ids are given for. */
+export interface HopStatement {
+  sql: string;
+  /** `$3`, `$4`…: the frontier's row ids in each of these tables. */
+  nearTables: readonly string[];
+}
+
 /**
  * One hop in one statement, so a hop is one round trip whatever the
- * relations: `$1` the cluster, `$2` the frontier's row ids (each part keeps
- * the ids of its own near kind), `$3` the rows kept per group. Each group
- * (a relation asked one way) reads at most MAX_MATCHES + 1 matches, counts
- * them (`total`: the part past the kept rows is what the limit left out)
- * and keeps its first `$3` by kind, namespace and name; rows come back by
- * group (`grp`, the index in `groups`), then in that order.
+ * relations: `$1` the cluster, `$2` the rows kept per group, then the
+ * frontier's row ids of each near table (`nearTables`), read once by their
+ * key into a CTE every part joins. Each group (a relation asked one way)
+ * reads at most MAX_MATCHES + 1 matches, counts them (`total`: the part
+ * past the kept rows is what the limit left out) and keeps its first `$2`
+ * by kind, namespace and name; rows come back by group (`grp`, the index
+ * in `groups`), then in that order. A status that costs
+ * (`statusPerObject`) is read last, once per object kept.
  */
-export function hopSql(groups: readonly HopGroup[]): string {
+export function hopSql(groups: readonly HopGroup[]): HopStatement {
+  const links = groups.flatMap((group) =>
+    group.links.map((link) => ({ link, direction: group.direction })),
+  );
+  const tablesOf = (side: typeof nearOf) =>
+    new Map(
+      links.map(({ link, direction }) => {
+        const kind = side(link, direction)[0] as GraphKind;
+        return [GRAPH_KINDS[kind].table, kind] as const;
+      }),
+    );
+  const nearKinds = tablesOf(nearOf);
+  const nearTables = [...nearKinds.keys()];
+  // Joined to the ids unnested, not `id = any(<ids>)`: the planner
+  // estimated that condition element by element (200 pod ids: 1.3 ms of
+  // CPU, 0.3 ms this way), and an InitPlan's array, as cheap, hid how
+  // many rows the frontier holds (1 estimated for 200: nested loops over
+  // it where a hash join belongs). No cluster condition, which would cut
+  // the estimate as much: the ids are the walk's own, each read from this
+  // cluster by the hop before, and every part bounds its far end by it.
+  const near = nearTables.map(
+    (table, i) => `${nearTable(table)} as materialized (
+      select t.* from unnest($${i + 3}::uuid[]) n(id) join ${table} t on t.id = n.id)`,
+  );
   const matched = groups.map(
     (group, i) => `m${i} as (
       select ${i} as grp, u.* from (${groupSql(group)}) u
       limit ${MAX_MATCHES + 1})`,
   );
-  return `with ${matched.join(',\n    ')}
-    select * from (
-      select m.*, count(*) over (partition by m.grp)::int as total,
-             row_number() over (partition by m.grp
-               order by m.kind, m.namespace nulls first, m.name, m.src) as rn
-      from (${groups.map((_, i) => `select * from m${i}`).join(' union all ')}) m
-    ) x
-    where x.rn <= $3
-    order by x.grp, x.rn`;
+  const later = [...tablesOf(farOf)]
+    .filter(([, kind]) => GRAPH_KINDS[kind].statusPerObject)
+    .map(
+      ([
+        table,
+        kind,
+      ]) => `select t.id, (${GRAPH_KINDS[kind].status('t')})::text as status
+        from (select distinct id from kept) k join ${table} t on t.id = k.id`,
+    );
+  return {
+    sql: `with ${[...near, ...matched].join(',\n    ')},
+    kept as (
+      select * from (
+        select m.*, count(*) over (partition by m.grp)::int as total,
+               row_number() over (partition by m.grp
+                 order by m.kind, m.namespace nulls first, m.name, m.src) as rn
+        from (${groups.map((_, i) => `select * from m${i}`).join(' union all ')}) m
+      ) x
+      where x.rn <= $2)
+    ${
+      later.length === 0
+        ? 'select * from kept'
+        : `, later as materialized (${later.join(' union all ')})
+       select kept.grp, kept.src, kept.id, kept.kind, kept.namespace,
+              kept.name, coalesce(later.status, kept.status) as status,
+              kept.attrs, kept.total, kept.rn
+       from kept left join later on later.id = kept.id`
+    }
+    order by grp, rn`,
+    nearTables,
+  };
 }

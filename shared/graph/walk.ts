@@ -15,6 +15,7 @@
 import { type Queryable, query, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError } from '../errors.ts';
 import {
+  GRAPH_KINDS,
   type GraphKind,
   type GraphRootKind,
   nodeIdOf,
@@ -22,12 +23,13 @@ import {
   rootQuery,
 } from './kinds.ts';
 import {
-  type Direction,
   type HopGroup,
+  type HopStatement,
   hopSql,
   LINKS,
-  type Link,
+  MANAGES_ANY,
   MAX_MATCHES,
+  nearOf,
   RELATION_NAMES,
   type RelationName,
 } from './relations.ts';
@@ -65,13 +67,8 @@ export interface GraphRequest {
   limit: number;
 }
 
-type NodeRow = {
-  id: string;
-  kind: string;
-  namespace: string | null;
-  name: string;
-  status: string | null;
-};
+/** A stored object's columns (nodeColumns): its node, the id its row id. */
+type NodeRow = Omit<GraphNode, 'ref'>;
 
 type RelationRow = NodeRow & {
   grp: number;
@@ -88,9 +85,9 @@ interface Visited {
 }
 
 /** The statement of each set of groups a hop asked, built once. */
-const STATEMENTS = new Map<string, string>();
+const STATEMENTS = new Map<string, HopStatement>();
 
-function statementFor(groups: readonly HopGroup[]): string {
+function statementFor(groups: readonly HopGroup[]): HopStatement {
   const key = groups
     .map((g) => `${g.direction}:${g.links.map((l) => LINKS.indexOf(l))}`)
     .join('|');
@@ -111,15 +108,17 @@ const LINKS_BY_RELATION = RELATION_NAMES.map(
 function groupsOf(
   frontier: readonly Visited[],
   hop: number,
+  managesAny: boolean,
 ): (HopGroup & { relation: RelationName })[] {
   const kinds = new Set(frontier.map((v) => v.kind));
   const groups: (HopGroup & { relation: RelationName })[] = [];
   for (const [relation, links] of LINKS_BY_RELATION) {
+    if (relation === 'manages' && !managesAny) continue;
     for (const direction of ['forward', 'backward'] as const) {
       const active = links.filter(
         (link) =>
           !(link.rootOnly && (direction === 'backward' || hop > 1)) &&
-          nearKinds(link, direction).some((kind) => kinds.has(kind)),
+          nearOf(link, direction).some((kind) => kinds.has(kind)),
       );
       if (active.length > 0) {
         groups.push({ relation, links: active, direction });
@@ -134,7 +133,7 @@ export async function readGraph(
   clusterId: string,
   request: GraphRequest,
 ): Promise<Graph> {
-  const root = await findRoot(db, clusterId, request);
+  const { root, managesAny } = await findRoot(db, clusterId, request);
   const visited = new Map<string, Visited>([[root.rowId, root]]);
   const edges = new Map<string, GraphEdge>();
   const leftOut = new Map<RelationName, number>();
@@ -142,15 +141,22 @@ export async function readGraph(
 
   for (let hop = 1; hop <= request.depth && frontier.length > 0; hop++) {
     const next: Visited[] = [];
-    const groups = groupsOf(frontier, hop);
+    const groups = groupsOf(frontier, hop, managesAny);
     if (groups.length === 0) break;
-    const rows = await query<RelationRow>(db, statementFor(groups), [
+    const { sql, nearTables } = statementFor(groups);
+    const rows = await query<RelationRow>(db, sql, [
       clusterId,
-      frontier.map((v) => v.rowId),
       request.limit,
+      ...nearTables.map((table) =>
+        frontier
+          .filter((v) => GRAPH_KINDS[v.kind].table === table)
+          .map((v) => v.rowId),
+      ),
     ]);
+    const byGroup = groups.map((): RelationRow[] => []);
+    for (const row of rows) byGroup[row.grp]?.push(row);
     groups.forEach(({ relation, direction }, grp) => {
-      const mine = rows.filter((row) => row.grp === grp);
+      const mine = byGroup[grp] as RelationRow[];
       let missed = Math.max(0, (mine[0]?.total ?? 0) - mine.length);
       const missedIds = new Set<string>();
       for (const row of mine) {
@@ -188,10 +194,6 @@ export async function readGraph(
   };
 }
 
-function nearKinds(link: Link, direction: Direction): readonly GraphKind[] {
-  return direction === 'forward' ? link.from : link.to;
-}
-
 function visitedOf(row: NodeRow, clusterId: string): Visited {
   const ref = refOf(row.kind, row.id, clusterId);
   return {
@@ -225,18 +227,23 @@ function addEdge(
   });
 }
 
+/** The root, and whether `manages` can reach anything in its cluster. */
 async function findRoot(
   db: Queryable,
   clusterId: string,
   request: GraphRequest,
-): Promise<Visited> {
+): Promise<{ root: Visited; managesAny: boolean }> {
   const { sql, values } = rootQuery(
     request.kind,
     clusterId,
     request.namespace,
     request.name,
   );
-  const row = await queryMaybeOne<NodeRow>(db, sql, values);
+  const row = await queryMaybeOne<NodeRow & { manages_any: boolean }>(
+    db,
+    `select r.*, ${MANAGES_ANY} as manages_any from (${sql}) r`,
+    values,
+  );
   if (!row) throw new NotFoundError(`${request.kind} not found`);
-  return visitedOf(row, clusterId);
+  return { root: visitedOf(row, clusterId), managesAny: row.manages_any };
 }

@@ -191,6 +191,8 @@ export const ingressRecord = z.object({
   ...namespaced,
   ingress_class: text,
   rules: jsonArray,
+  /** `{service, port}` (no service for a resource backend), or null. */
+  default_backend: optionalJsonObject,
   tls: jsonArray,
   load_balancer: texts,
   annotations: jsonObject,

@@ -21,7 +21,7 @@ import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
  * Bumped whenever a kind's mapping to its table or the digest changes, so
  * that every row is rewritten once instead of being taken as unchanged.
  */
-export const ROW_SHAPE_VERSION = '4';
+export const ROW_SHAPE_VERSION = '5';
 
 type RowOf<K extends KindKey> = NonNullable<Inventory[K]>[number];
 export type DbRow = Record<string, unknown>;
@@ -309,6 +309,7 @@ const ingresses = defineKind('ingresses', {
     withMeta(r, {
       ingress_class: n(r.ingress_class),
       rules: r.rules ?? [],
+      default_backend: n(r.default_backend),
       tls: r.tls ?? [],
       load_balancer: r.load_balancer ?? [],
       annotations: r.annotations ?? {},

@@ -54,7 +54,7 @@ export const SCHEMA_VERSION = 1;
  * refinement (bounded-json.ts, storable-text.ts, repo-url.ts, spec-facts.ts)
  * must bump it by hand.
  */
-export const WIRE_RULES_VERSION = '1';
+export const WIRE_RULES_VERSION = '2';
 
 /** The 13 kind arrays, in the spec's processing (upsert) order. */
 export const KIND_KEYS = [
@@ -406,6 +406,12 @@ export const serviceRowSchema = obj({
   annotations,
 });
 
+/** An Ingress backend: the service (none for a resource backend), its port. */
+const ingressBackend = {
+  service: optText(LIMITS.name),
+  port: intOrString.nullable().default(null),
+};
+
 export const ingressRowSchema = obj({
   ...namespaced,
   ingress_class: optText(LIMITS.name),
@@ -416,12 +422,13 @@ export const ingressRowSchema = obj({
         obj({
           path: optText(LIMITS.text),
           path_type: optText(LIMITS.short),
-          service: optText(LIMITS.name),
-          port: intOrString.nullable().default(null),
+          ...ingressBackend,
         }),
       ),
     }),
   ),
+  /** v1.1: absent (an older agent) or null when the Ingress has none. */
+  default_backend: obj(ingressBackend).nullable().default(null),
   tls: list(
     obj({
       hosts: list(text(LIMITS.name)),

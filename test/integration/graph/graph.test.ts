@@ -43,9 +43,42 @@ const pod = (
   ...extra,
 });
 
-/** One cluster's inventory holding every relation of the table. */
-function inventoryOf(agentId: string) {
-  return parseInventory({
+/**
+ * One cluster's inventory holding every relation of the table. An agent
+ * older than the wire's v1.1 sends no ingress default backends and no Argo
+ * CD applications.
+ */
+function inventoryOf(agentId: string, { olderAgent = false } = {}) {
+  const ingresses = [
+    {
+      namespace: 'shop',
+      name: 'web',
+      rules: [
+        {
+          host: 'shop.example.com',
+          paths: [
+            { path: '/', service: 'api', port: 80 },
+            { path: '/db', service: 'external-db', port: 5432 },
+          ],
+        },
+      ],
+    },
+    // No rules: every request goes to the default backend.
+    {
+      namespace: 'shop',
+      name: 'catch-all',
+      default_backend: { service: 'external-db', port: 'pg' },
+    },
+    // A resource backend (a bucket) is no Service.
+    {
+      namespace: 'shop',
+      name: 'static',
+      default_backend: { service: null, port: null },
+    },
+  ].map(({ default_backend, ...rest }) =>
+    olderAgent ? rest : { ...rest, default_backend },
+  );
+  const message = {
     type: 'kubernetes',
     schema_version: 1,
     agent_id: agentId,
@@ -142,21 +175,7 @@ function inventoryOf(agentId: string) {
         ],
       },
     ],
-    ingresses: [
-      {
-        namespace: 'shop',
-        name: 'web',
-        rules: [
-          {
-            host: 'shop.example.com',
-            paths: [
-              { path: '/', service: 'api', port: 80 },
-              { path: '/db', service: 'external-db', port: 5432 },
-            ],
-          },
-        ],
-      },
-    ],
+    ingresses,
     pvcs: [
       { namespace: 'shop', name: 'uploads', phase: 'Bound' },
       { namespace: 'shop', name: 'data-db-0', phase: 'Bound' },
@@ -238,7 +257,10 @@ function inventoryOf(agentId: string) {
         ],
       },
     ],
-  });
+  };
+  if (olderAgent)
+    delete (message as Partial<typeof message>).argocd_applications;
+  return parseInventory(message);
 }
 
 interface Edge {
@@ -295,7 +317,7 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
       await syncInventory(
         db,
         subject(staging, stagingAgent),
-        inventoryOf(stagingAgent),
+        inventoryOf(stagingAgent, { olderAgent: true }),
         { now: () => NOW },
       )
     ).clusterId;
@@ -401,7 +423,7 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     ]);
   });
 
-  it('gives a Service without a selector no pods, and follows its ingress', async () => {
+  it('gives a Service without a selector no pods, and follows the ingresses routing to it', async () => {
     // Act
     const response = await graph(
       'kind=Service&namespace=shop&name=external-db',
@@ -410,8 +432,78 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(edgeKeys(response.body.data.edges)).toEqual([
+      'Ingress/shop/catch-all -routes_to-> Service/shop/external-db',
       'Ingress/shop/web -routes_to-> Service/shop/external-db',
     ]);
+  });
+
+  it("routes an ingress to its default backend's service, stored and listed as sent; a resource backend to nothing", async () => {
+    // Act
+    const catchAll = await graph('kind=Ingress&namespace=shop&name=catch-all');
+    const bucket = await graph('kind=Ingress&namespace=shop&name=static');
+    const listed = await api.get(
+      `/api/v1/clusters/${clusterId}/ingresses?sort=name`,
+      token,
+    );
+
+    // Assess
+    expect(edgeKeys(catchAll.body.data.edges)).toEqual([
+      'Ingress/shop/catch-all -routes_to-> Service/shop/external-db',
+    ]);
+    expect(bucket.body.data.edges).toEqual([]);
+    expect(
+      listed.body.data.map((i: { name: string; default_backend: unknown }) => [
+        i.name,
+        i.default_backend,
+      ]),
+    ).toEqual([
+      ['catch-all', { service: 'external-db', port: 'pg' }],
+      ['static', { service: null, port: null }],
+      ['web', null],
+    ]);
+  });
+
+  it("syncs an older agent's ingresses, which send no default backend, as having none", async () => {
+    // Act
+    const stored = await query<{ name: string; default_backend: unknown }>(
+      database.db,
+      `select name, default_backend from k8s_ingresses
+       where cluster_id = $1 order by name`,
+      [stagingClusterId],
+    );
+    const catchAll = await graph(
+      'kind=Ingress&namespace=shop&name=catch-all',
+      stagingClusterId,
+      siblingToken,
+    );
+
+    // Assess
+    expect(stored).toEqual([
+      { name: 'catch-all', default_backend: null },
+      { name: 'static', default_backend: null },
+      { name: 'web', default_backend: null },
+    ]);
+    expect(catchAll.status).toBe(200);
+    expect(catchAll.body.data.edges).toEqual([]);
+  });
+
+  it('draws no manages edge in a cluster without Argo CD applications, and every other one', async () => {
+    // Act
+    const here = await graph('kind=Service&namespace=shop&name=api');
+    const there = await graph(
+      'kind=Service&namespace=shop&name=api',
+      stagingClusterId,
+      siblingToken,
+    );
+
+    // Assess
+    const keys = (r: typeof here) => edgeKeys(r.body.data.edges);
+    expect(keys(here)).toContain(
+      'Application/argocd/shop -manages-> Service/shop/api',
+    );
+    expect(keys(there)).toEqual(
+      keys(here).filter((k) => !k.includes('-manages->')),
+    );
   });
 
   it('routes an ingress to every rule path backend and, a hop further, to the selected pods', async () => {
@@ -499,6 +591,20 @@ describe('GET /api/v1/clusters/{clusterID}/graph', () => {
     expect(
       edgeKeys(response.body.data.edges).filter((k) => k.includes('runs_on')),
     ).toHaveLength(3);
+  });
+
+  it('walks on from a host (a tenant row, not a cluster one) back to its node, drawing the edge once', async () => {
+    // Act: the second hop leaves from the host, among others.
+    const response = await graph('kind=Node&name=node-a&depth=2');
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(
+      edgeKeys(response.body.data.edges).filter((k) => k.includes('is_host')),
+    ).toEqual([`Node/node-a -is_host-> Host/${hostId}`]);
+    expect(edgeKeys(response.body.data.edges)).toContain(
+      'Deployment/shop/api -owns-> Pod/shop/api-1',
+    );
   });
 
   it("draws an Argo CD application's resources in this cluster, and the application from them", async () => {

@@ -108,6 +108,44 @@ describe('buildInventory over the captured objects', () => {
     expect(ref?.spec_facts).toBeNull();
   });
 
+  it("sends an Ingress's default backend beside its rule paths; a resource backend with no service", () => {
+    // Prepare
+    const file = 'ingress-default-backend-pre-shared-cert-e2e.yaml';
+    const asCaptured = objectsOf(file);
+    const toBucket = objectsOf(file);
+    (toBucket.ingresses ?? [])[0].spec.defaultBackend = {
+      resource: { apiGroup: 'k8s.example.com', kind: 'Bucket', name: 'b' },
+    };
+    const without = objectsOf(file);
+    delete (without.ingresses ?? [])[0].spec.defaultBackend;
+
+    // Act
+    const [ingress] = built(asCaptured, OPTIONS).ingresses ?? [];
+    const [bucket] = built(toBucket, OPTIONS).ingresses ?? [];
+    const [none] = built(without, OPTIONS).ingresses ?? [];
+
+    // Assess
+    expect(ingress?.default_backend).toEqual({
+      service: 'echoheaders-https',
+      port: 80,
+    });
+    expect(ingress?.rules).toEqual([
+      {
+        host: 'test.ingress.com',
+        paths: [
+          {
+            path: '/test',
+            path_type: 'ImplementationSpecific',
+            service: 'echoheaders-https',
+            port: 80,
+          },
+        ],
+      },
+    ]);
+    expect(bucket?.default_backend).toEqual({ service: null, port: null });
+    expect(none?.default_backend).toBeNull();
+  });
+
   it('follows Pod → ReplicaSet → Rollout to the top controller', () => {
     // Prepare
     const pod = objectsOf('pod-pending-imagepullbackoff-gke.yaml');

@@ -157,8 +157,8 @@ describe('kind definitions', () => {
             content_hash = excluded.content_hash,
             updated_at = now()
           where t.content_hash is distinct from excluded.content_hash",
-        "ingresses": "insert into k8s_ingresses as t (cluster_id, namespace_id, namespace, name, uid, labels, created_at, ingress_class, rules, tls, load_balancer, annotations, content_hash)
-          select $1, ns.id, r.namespace, r.name, r.uid, r.labels, r.created_at, r.ingress_class, r.rules, r.tls, r.load_balancer, r.annotations, r.content_hash
+        "ingresses": "insert into k8s_ingresses as t (cluster_id, namespace_id, namespace, name, uid, labels, created_at, ingress_class, rules, default_backend, tls, load_balancer, annotations, content_hash)
+          select $1, ns.id, r.namespace, r.name, r.uid, r.labels, r.created_at, r.ingress_class, r.rules, r.default_backend, r.tls, r.load_balancer, r.annotations, r.content_hash
           from jsonb_populate_recordset(null::k8s_ingresses, $2::jsonb) r
           left join k8s_namespaces ns on ns.cluster_id = $1 and ns.name = r.namespace
           on conflict (cluster_id, namespace, name) do update set
@@ -168,6 +168,7 @@ describe('kind definitions', () => {
             created_at = excluded.created_at,
             ingress_class = excluded.ingress_class,
             rules = excluded.rules,
+            default_backend = excluded.default_backend,
             tls = excluded.tls,
             load_balancer = excluded.load_balancer,
             annotations = excluded.annotations,

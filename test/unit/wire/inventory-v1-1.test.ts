@@ -66,6 +66,36 @@ describe('parseInventory (v1.1 additions)', () => {
     expect(inventory.pods?.every((pod) => pod.usage === null)).toBe(true);
   });
 
+  it('reads an ingress without default_backend, as an older agent sends it, as having none', () => {
+    // Prepare
+    const input = message();
+    input.ingresses[0].default_backend = { service: 'web', port: 'http' };
+    input.ingresses[1].default_backend = null;
+    delete input.ingresses[2].default_backend;
+
+    // Act
+    const ingresses = parseInventory(input).ingresses;
+
+    // Assess
+    expect(ingresses?.map((i) => i.default_backend)).toEqual([
+      { service: 'web', port: 'http' },
+      null,
+      null,
+    ]);
+  });
+
+  it('refuses a default backend port that is neither a number nor a name', () => {
+    // Prepare
+    const input = message();
+    input.ingresses[0].default_backend = { service: 'web', port: 1.5 };
+
+    // Act
+    const reason = reasonOf(() => parseInventory(input));
+
+    // Assess
+    expect(reason).toContain('ingresses[0].default_backend.port');
+  });
+
   it('keeps a pod usage as sent and a null one as no metrics', () => {
     // Prepare
     const input = message();

@@ -27,9 +27,9 @@ describe('the wire rules version', () => {
       )
       .digest('hex');
     expect({ version: WIRE_RULES_VERSION, fingerprint }).toEqual({
-      version: '1',
+      version: '2',
       fingerprint:
-        'c5000763a4ebee50cf90f6a86d179d5bc842d379d0b594f5065c164064c98e95',
+        '35e9f1fdfc2ad2e6ccbffe89e4ba88152a50f3c9bf9c589d6a5a8b2500b16efb',
     });
   });
 });
