@@ -52,10 +52,20 @@ export const logger: Logger = new Proxy(Object.create(Logger.prototype), {
  * invocation, rather than one long over.
  */
 export async function inOwnLoggerScope<R>(fn: () => Promise<R>): Promise<R> {
-  const invocation = { logger: root.createChild() as Logger | undefined };
+  const own = idle.pop() ?? (root.createChild() as Logger);
+  const invocation = { logger: own as Logger | undefined };
   try {
     return await scope.run(invocation, fn);
   } finally {
     invocation.logger = undefined;
+    idle.push(own);
   }
 }
+
+/**
+ * Child Loggers of ended invocations, handed to the next ones: making a
+ * child costs about 0.1 ms of CPU, a request's worth. Reuse is what AWS does
+ * with its one Logger: every handler's middleware (observed()) gives it the
+ * new invocation's context first and clears the invocation's keys last.
+ */
+const idle: Logger[] = [];
