@@ -75,14 +75,13 @@ export async function listHosts(
   filter: { pql: string | undefined; paging: Paging },
 ): Promise<{ items: HostRecord[]; meta: PageMeta }> {
   const params = new SqlParams();
-  const where = [
-    scopeCondition(scope, params, {
-      client: 'h.client_id',
-      environment: 'h.environment_id',
-    }),
-  ];
+  const inScope = scopeCondition(scope, params, {
+    client: 'h.client_id',
+    environment: 'h.environment_id',
+  });
+  const where = [inScope];
   if (filter.pql !== undefined) {
-    where.push(compilePql(parsePql(filter.pql), params));
+    where.push(compilePql(parsePql(filter.pql), params, inScope));
   }
   const condition = where.join(' and ');
   const matching = `from hosts h

@@ -201,7 +201,7 @@ describe('compilePql', () => {
 
     // Assess
     expect(hostOnly).toBe('coalesce(h.os ilike $1, false)');
-    expect(withCluster).toContain('exists');
+    expect(withCluster).toContain('h.id in (');
     expect(withCluster).not.toContain("x'");
     expect(params.values).toEqual(['Ubuntu%', "x'; --", 'Ubuntu']);
   });
