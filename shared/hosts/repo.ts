@@ -79,14 +79,19 @@ export async function listHosts(
     client: 'h.client_id',
     environment: 'h.environment_id',
   });
-  const where = [inScope];
-  if (filter.pql !== undefined) {
-    where.push(compilePql(parsePql(filter.pql), params, inScope));
-  }
-  const condition = where.join(' and ');
-  const matching = `from hosts h
-       left join environments e on e.id = h.environment_id
-       where ${condition}`;
+  const compiled =
+    filter.pql === undefined
+      ? { condition: 'true' }
+      : compilePql(parsePql(filter.pql), params, inScope);
+  const matching =
+    'hostIds' in compiled
+      ? `from (${compiled.hostIds}) m
+         join hosts h on h.id = m.host_id
+         left join environments e on e.id = h.environment_id
+         where ${inScope}`
+      : `from hosts h
+         left join environments e on e.id = h.environment_id
+         where ${inScope} and ${compiled.condition}`;
   // The count is its own statement: a window count over the page query
   // would make it read every match before its first row.
   const counted = await queryOne<{ total: number }>(
