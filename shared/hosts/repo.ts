@@ -26,7 +26,7 @@ import {
   pageMeta,
 } from '../http/paging.ts';
 import { isUuid } from '../patterns.ts';
-import { compilePql } from '../pql/compile.ts';
+import { matchingHosts } from '../pql/compile.ts';
 import { parsePql } from '../pql/parse.ts';
 import { findTenantIds } from '../tenancy/tenants.ts';
 
@@ -79,43 +79,56 @@ export async function listHosts(
     client: 'h.client_id',
     environment: 'h.environment_id',
   });
-  const compiled =
-    filter.pql === undefined
-      ? { condition: 'true' }
-      : compilePql(parsePql(filter.pql), params, inScope);
-  const matching =
-    'hostIds' in compiled
-      ? `from (${compiled.hostIds}) m
-         join hosts h on h.id = m.host_id
-         left join environments e on e.id = h.environment_id
-         where ${inScope}`
-      : `from hosts h
-         left join environments e on e.id = h.environment_id
-         where ${inScope} and ${compiled.condition}`;
-  // The count is its own statement: a window count over the page query
-  // would make it read every match before its first row.
-  const counted = await queryOne<{ total: number }>(
-    db,
-    `select count(*)::int as total ${matching}`,
-    params.values,
+  const { statement, fromPairs } = matchingHosts(
+    filter.pql === undefined ? undefined : parsePql(filter.pql),
+    params,
+    inScope,
   );
+  const countValues = [...params.values];
+  const count = async () =>
+    (
+      await queryOne<{ total: number }>(
+        db,
+        `select count(*)::int as total from (${statement}) m`,
+        countValues,
+      )
+    ).total;
   const limit = params.add(filter.paging.perPage);
   const offset = params.add(offsetOf(filter.paging));
+  const page = `page as (
+       select m.id, m.sort_name from m
+       order by m.sort_name, m.id
+       limit ${limit} offset ${offset})`;
+  const pageRows = `select ${HOST_COLUMNS}
+     from page p join hosts h on h.id = p.id
+     order by p.sort_name, p.id`;
+  if (fromPairs) {
+    // The pairs are at most the linked nodes: read once for the count and
+    // the page (reading them twice was most of the request's cost).
+    const rows = await query<HostRecord & { total: number }>(
+      db,
+      `with m as materialized (${statement}), ${page}
+       select (select count(*)::int from m) as total, ${pageRows.slice('select'.length)}`,
+      params.values,
+    );
+    return {
+      items: rows.map((row) => hostRecord.parse(row)),
+      // A page past the end has no row to carry the count.
+      meta: pageMeta(rows[0]?.total ?? (await count()), filter.paging),
+    };
+  }
+  // The host's own columns: the count is its own statement, since a window
+  // count over the page would make it read every match before its first
+  // row, where the page walks the hostname index.
+  const total = await count();
   const rows = await query<HostRecord>(
     db,
-    `with page as (
-       select h.id, lower(h.hostname) as sort_name ${matching}
-       order by lower(h.hostname), h.id
-       limit ${limit} offset ${offset}
-     )
-     select ${HOST_COLUMNS}
-     from page p join hosts h on h.id = p.id
-     order by p.sort_name, p.id`,
+    `with m as (${statement}), ${page} ${pageRows}`,
     params.values,
   );
   return {
     items: rows.map((row) => hostRecord.parse(row)),
-    meta: pageMeta(counted.total, filter.paging),
+    meta: pageMeta(total, filter.paging),
   };
 }
 

@@ -208,6 +208,19 @@ describe('hosts routes', () => {
     expect(page.body.meta).toEqual({ total: 5, page: 2, per_page: 2 });
   });
 
+  it('pages the hosts a cluster field matches, and counts them past the last page', async () => {
+    // Act
+    const pql = 'cluster.version ~ "v1.29*"';
+    const second = await hosts(pql, wide, '&per_page=2&page=2');
+    const beyond = await hosts(pql, wide, '&per_page=2&page=3');
+
+    // Assess
+    expect(names(second.body)).toEqual(['stage-n1']);
+    expect(second.body.meta).toEqual({ total: 3, page: 2, per_page: 2 });
+    expect(names(beyond.body)).toEqual([]);
+    expect(beyond.body.meta).toEqual({ total: 3, page: 3, per_page: 2 });
+  });
+
   it("shows an environment grant its environment's hosts only, in the list and one by one", async () => {
     // Act
     const prodList = await hosts(undefined, prodOnly);
