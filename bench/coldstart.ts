@@ -118,7 +118,6 @@ async function floorSubject(): Promise<Subject> {
     fn,
     environment: () => ({
       ...lambdaReservedEnvironment(fn, REGION),
-      NODE_OPTIONS: '--enable-source-maps',
       NODE_EXTRA_CA_CERTS: stage.proxy.caFile,
       FLOOR_DATABASE_URL: url.toString(),
     }),

@@ -129,7 +129,10 @@ export class ServiceFunction extends nodejs.NodejsFunction {
       vpcSubnets: props.vpcSubnets,
       securityGroups: props.securityGroups,
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
+        // No --enable-source-maps: with it Node reads and parses the
+        // bundle's source map as the bundle loads, ~30 ms of every cold
+        // start. index.js.map ships beside the bundle; set NODE_OPTIONS=
+        // --enable-source-maps on a function while debugging it.
         LOG_LEVEL: props.logLevel,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
