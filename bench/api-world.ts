@@ -76,6 +76,23 @@ export interface SeedOptions {
   vacuum?: boolean;
 }
 
+/** The world's cluster `index`: a generated medium inventory of `tenant`. */
+export function worldInventory(
+  index: number,
+  tenant: Tenant,
+  agentId: string,
+): unknown {
+  return generateInventory({
+    size: 'medium',
+    seed: index + 1,
+    agentId,
+    clusterName: `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`,
+    // Just before now: events stay inside the 24 h retention and the past
+    // hour's warnings are there to count.
+    timestamp: new Date(Date.now() - 60_000).toISOString(),
+  });
+}
+
 /** Syncs `clusters` generated medium inventories; returns each sync's ms. */
 export async function seed(
   db: Db,
@@ -91,17 +108,7 @@ export async function seed(
       next += 1;
       const tenant = tenants[index % tenants.length] as Tenant;
       const agentId = randomUUID();
-      const inventory = parseInventory(
-        generateInventory({
-          size: 'medium',
-          seed: index + 1,
-          agentId,
-          clusterName: `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`,
-          // Just before now: events stay inside the 24 h retention and the
-          // past hour's warnings are there to count.
-          timestamp: new Date(Date.now() - 60_000).toISOString(),
-        }),
-      );
+      const inventory = parseInventory(worldInventory(index, tenant, agentId));
       const started = performance.now();
       await syncInventory(db, { ...tenant, agentId }, inventory);
       timings.push(performance.now() - started);

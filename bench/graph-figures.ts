@@ -25,6 +25,7 @@ export const GRAPH_MEASURES = [
   'migrations',
   'test/fixtures/generate.ts',
   'bench/graph.ts',
+  'bench/api-world.ts',
 ];
 
 export interface GraphMeasured {

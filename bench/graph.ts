@@ -39,10 +39,9 @@ import { readGraph } from '../shared/graph/walk.ts';
 import { listHosts } from '../shared/hosts/repo.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { type Inventory, parseInventory } from '../shared/wire/inventory.ts';
-import { generateInventory } from '../test/fixtures/generate.ts';
+import { createTenants, log, seed, worldInventory } from './api-world.ts';
 import {
   benchDatabase,
-  createBenchTenants,
   median,
   percentile,
   planSummary,
@@ -68,21 +67,7 @@ const BIG_TABLE_ROWS = 10_000;
 /** Plans of statements slower than this are printed whole. */
 const SLOW_PLAN_MS = Number(process.env.BENCH_SLOW_PLAN_MS ?? 20);
 
-const CLIENTS = ['acme', 'globex', 'initech', 'umbrella'];
-const ENVIRONMENTS = ['production', 'staging'];
 const HOT = 'hot';
-
-const log = (line: string) => process.stderr.write(`${line}\n`);
-
-function inventoryOf(index: number, tenant: Tenant, agentId: string) {
-  return generateInventory({
-    size: 'medium',
-    seed: index + 1,
-    agentId,
-    clusterName: `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`,
-    timestamp: new Date(Date.now() - 60_000).toISOString(),
-  });
-}
 
 /**
  * A medium cluster with the issue's worst cases added: namespace `hot`
@@ -91,7 +76,7 @@ function inventoryOf(index: number, tenant: Tenant, agentId: string) {
  * them run on node `hot-node`, the others spread over the cluster's nodes.
  */
 function hotInventory(tenant: Tenant, agentId: string): Inventory {
-  const inventory = inventoryOf(CLUSTERS, tenant, agentId) as Inventory;
+  const inventory = worldInventory(CLUSTERS, tenant, agentId) as Inventory;
   const [node] = inventory.nodes ?? [];
   const [template] = inventory.pods ?? [];
   if (!node || !template) throw new Error('generated inventory has no nodes');
@@ -161,27 +146,12 @@ function hotInventory(tenant: Tenant, agentId: string): Inventory {
   return inventory;
 }
 
-async function seed(db: Db, tenants: readonly Tenant[]): Promise<void> {
-  let next = 0;
-  let done = 0;
-  const worker = async () => {
-    while (next < CLUSTERS) {
-      const index = next;
-      next += 1;
-      const tenant = tenants[index % tenants.length] as Tenant;
-      const agentId = randomUUID();
-      await syncInventory(
-        db,
-        { ...tenant, agentId },
-        parseInventory(inventoryOf(index, tenant, agentId)),
-      );
-      done += 1;
-      if (done % 20 === 0 || done === CLUSTERS) {
-        log(`  synced ${done}/${CLUSTERS}`);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+/** The API bench's world, then the cluster with the worst cases. */
+async function seedWorld(db: Db, tenants: readonly Tenant[]): Promise<void> {
+  await seed(db, tenants, {
+    clusters: CLUSTERS,
+    concurrency: SEED_CONCURRENCY,
+  });
   const tenant = tenants[0] as Tenant;
   const agentId = randomUUID();
   await syncInventory(
@@ -439,7 +409,7 @@ async function main(): Promise<void> {
     if (!REUSE || clusters !== CLUSTERS + 1) {
       log(`seeding ${CLUSTERS} medium clusters and the hot one…`);
       const started = performance.now();
-      await seed(db, await createBenchTenants(db, CLIENTS, ENVIRONMENTS));
+      await seedWorld(db, await createTenants(db));
       log(`seeding ${HOSTS} hosts…`);
       await seedHosts(db);
       log(`seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
