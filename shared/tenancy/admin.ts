@@ -49,7 +49,8 @@ const text = () =>
     error: (issue) =>
       issue.input === undefined ? 'required' : 'must be a string',
   });
-const slug = text().min(1, 'must not be empty');
+const nonEmpty = () => text().min(1, 'must not be empty');
+const slug = nonEmpty();
 
 const tenantCommand = z.strictObject({
   command: z.literal('tenant'),
@@ -84,16 +85,16 @@ const webhookListCommand = z.strictObject({
 
 const webhookDisableCommand = z.strictObject({
   command: z.literal('webhook-disable'),
-  id: text().min(1, 'must not be empty'),
+  id: nonEmpty(),
 });
 
 const hostAddCommand = z.strictObject({
   command: z.literal('host-add'),
   client: slug,
   environment: slug,
-  hostname: text().min(1, 'must not be empty'),
-  ip: text().min(1, 'must not be empty').optional(),
-  os: text().min(1, 'must not be empty').optional(),
+  hostname: nonEmpty(),
+  ip: nonEmpty().optional(),
+  os: nonEmpty().optional(),
 });
 
 const hostListCommand = z.strictObject({
@@ -103,7 +104,7 @@ const hostListCommand = z.strictObject({
 
 const hostRemoveCommand = z.strictObject({
   command: z.literal('host-remove'),
-  id: text().min(1, 'must not be empty'),
+  id: nonEmpty(),
 });
 
 export const adminCommandSchema = z.discriminatedUnion(
