@@ -99,8 +99,7 @@ export async function listHosts(
        select m.id, m.sort_name from m
        order by m.sort_name, m.id
        limit ${limit} offset ${offset})`;
-  const pageRows = `select ${HOST_COLUMNS}
-     from page p join hosts h on h.id = p.id
+  const pageHosts = `from page p join hosts h on h.id = p.id
      order by p.sort_name, p.id`;
   if (fromPairs) {
     // The pairs are at most the linked nodes: read once for the count and
@@ -108,7 +107,8 @@ export async function listHosts(
     const rows = await query<HostRecord & { total: number }>(
       db,
       `with m as materialized (${statement}), ${page}
-       select (select count(*)::int from m) as total, ${pageRows.slice('select'.length)}`,
+       select (select count(*)::int from m) as total, ${HOST_COLUMNS}
+       ${pageHosts}`,
       params.values,
     );
     return {
@@ -123,7 +123,7 @@ export async function listHosts(
   const total = await count();
   const rows = await query<HostRecord>(
     db,
-    `with m as (${statement}), ${page} ${pageRows}`,
+    `with m as (${statement}), ${page} select ${HOST_COLUMNS} ${pageHosts}`,
     params.values,
   );
   return {
