@@ -378,17 +378,22 @@ function keep<R>(rows: R[], cap: number): { rows: R[]; truncated: boolean } {
  * clusters. Each branch here walks its own index newest first
  * (migrations/0028) and stops at `limit`; the union keeps the newest
  * `limit` of both, in the branches' order: time desc, then id desc.
+ *
+ * `gate` (the cluster inside the caller's scope) holds for every row or
+ * none, so it is written once, over the union, where it runs once as a
+ * one-time filter: written in each branch, the planner planned it twice.
  */
 function newestOfEnvironment(
-  branch: (environment: string) => string,
-  environment: { pinned: string; clientWide: string },
+  branch: (environment: 'pinned' | 'clientWide') => string,
+  gate: string,
   limit: number,
 ): string {
   return `select * from (
-       (${branch(environment.pinned)})
+       (${branch('pinned')})
        union all
-       (${branch(environment.clientWide)})
+       (${branch('clientWide')})
      ) u
+     where ${gate}
      order by u.time desc, u.id desc
      limit ${limit}`;
 }
@@ -523,25 +528,34 @@ async function readDeploys(
     `coalesce(e.scanned_at, e.created_at) between ${p.add(q.from)} and ${p.add(q.to)}`,
     `e.source = '${DEPLOY_SOURCE}'`,
     `e.details ? 'namespace'`,
-    // A client-wide deploy of an app Console does not know is listed only
-    // on a cluster that has its namespace (spec: "for every environment's
-    // cluster that has the namespace"); an attributed one by its app alone.
-    `case when apps.name is null then ${fallback} and (e.environment_id is not null
-       or exists (select 1 from k8s_namespaces n
-                  where n.cluster_id = ${clusterId} and n.name = e.details ->> 'namespace'))
-     else apps.concerns end`,
   ];
   if (q.namespace) {
-    // What the rule above implies, in a form the namespace and app-name
-    // indexes (migrations/0020) answer: the view's namespace, or an app
-    // that concerns the view. Without it every deploy of the client's
+    // What the attribution rule below implies, in a form the namespace and
+    // app-name indexes (migrations/0020) answer: the view's namespace, or
+    // an app that concerns the view. Without it every deploy of the client's
     // window is read to keep the view's few.
     where.push(`(${fallback} or e.details ->> 'app_name' = any(array(
       select apps.name from apps where apps.concerns)))`);
   }
-  where.push(clusterInScope(p, cluster, scope));
+  const inScope = clusterInScope(p, cluster, scope);
   const appsClient = p.add(cluster.clientId);
-  const branch = (environment: string) =>
+  // A deploy of an app Console does not know is listed by its namespace
+  // (`fallback`); a client-wide one only on a cluster that has the
+  // namespace (spec: "for every environment's cluster that has the
+  // namespace"); an attributed one by its app alone. Each branch carries
+  // only its own half of that rule: the pinned one has no use for the
+  // cluster's namespaces, nor the other for the environment's hosts.
+  const environment = {
+    pinned: `e.environment_id = ${env}`,
+    clientWide: `e.environment_id is null and (e.host_id is null
+           or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))`,
+  };
+  const unattributed = {
+    pinned: fallback,
+    clientWide: `${fallback} and exists (select 1 from k8s_namespaces n
+                  where n.cluster_id = ${clusterId} and n.name = e.details ->> 'namespace')`,
+  };
+  const branch = (which: 'pinned' | 'clientWide') =>
     `select e.id, e.event_type, e.severity, e.summary,
             e.details ->> 'app_name' as app_name, e.details ->> 'namespace' as namespace,
             e.details ->> 'revision' as revision, e.details ->> 'actor' as actor,
@@ -550,7 +564,9 @@ async function readDeploys(
             apps.name is not null as attributed
      from change_events e
      left join apps on apps.name = e.details ->> 'app_name'
-     where ${environment} and ${where.join(' and ')}
+     where ${environment[which]} and ${where.join(' and ')}
+       and case when apps.name is null then ${unattributed[which]}
+           else apps.concerns end
      order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
      limit ${SOURCE_CAP.deploys + 1}`;
   const rows = await query<DeployRow>(
@@ -562,15 +578,7 @@ async function readDeploys(
        where a.client_id = ${appsClient}
        group by a.name
      )
-     ${newestOfEnvironment(
-       branch,
-       {
-         pinned: `e.environment_id = ${env}`,
-         clientWide: `e.environment_id is null and (e.host_id is null
-           or exists (select 1 from hosts h where h.id = e.host_id and h.environment_id = ${env}))`,
-       },
-       SOURCE_CAP.deploys + 1,
-     )}`,
+     ${newestOfEnvironment(branch, inScope, SOURCE_CAP.deploys + 1)}`,
     p.values,
   );
   const kept = keep(rows, SOURCE_CAP.deploys);
@@ -645,7 +653,12 @@ async function readAlerts(
   const inScope = clusterInScope(p, cluster, scope);
   // Each branch walks its index newest first and runs the alert-label match
   // on each group until the cap is filled (see newestOfEnvironment).
-  const branch = (environment: string) =>
+  const environment = {
+    pinned: `g.environment_id = ${env}`,
+    clientWide: `g.environment_id is null and exists (
+         select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})`,
+  };
+  const branch = (which: 'pinned' | 'clientWide') =>
     `select g.id, g.status, g.severity, g.title, g.detail,
             g.first_fired_at as time, m.namespace
      from alert_groups g
@@ -655,21 +668,13 @@ async function readAlerts(
        where ${match}
        limit 1
      ) m
-     where g.client_id = ${client} and ${window} and ${environment}
-       and ${holds} and ${inScope}
+     where g.client_id = ${client} and ${window} and ${environment[which]}
+       and ${holds}
      order by g.first_fired_at desc, g.id desc
      limit ${SOURCE_CAP.alerts + 1}`;
   const rows = await query<AlertRow>(
     db,
-    newestOfEnvironment(
-      branch,
-      {
-        pinned: `g.environment_id = ${env}`,
-        clientWide: `g.environment_id is null and exists (
-         select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})`,
-      },
-      SOURCE_CAP.alerts + 1,
-    ),
+    newestOfEnvironment(branch, inScope, SOURCE_CAP.alerts + 1),
     p.values,
   );
   const kept = keep(rows, SOURCE_CAP.alerts);
