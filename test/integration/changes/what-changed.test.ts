@@ -42,6 +42,8 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 const NOW = new Date('2026-10-01T12:00:00Z');
 const ago = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000);
+/** A client id no row of these tests belongs to. */
+const OTHER_CLIENT = '00000000-0000-4000-8000-00000000beef';
 
 const noEvents: TimelineEventsReader = async () => ({
   events: [],
@@ -150,15 +152,18 @@ describe('the what-changed timeline', () => {
       readable?: TimelineSource[];
       events?: TimelineEventsReader;
       db?: Queryable;
+      /** The caller's scope for every permission (the second wall). */
+      scope?: Scope;
     } = {},
   ) {
     return readWhatChanged(options.db ?? db, {
       cluster,
       readable: new Set(options.readable ?? SOURCES),
-      scopeFor: () => ({
-        ...everyone,
-        clientIds: [w.clientId],
-      }),
+      scopeFor: () =>
+        options.scope ?? {
+          ...everyone,
+          clientIds: [w.clientId],
+        },
       query: {
         kinds: ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout'],
         from: ago(7 * 24 * 60),
@@ -533,6 +538,49 @@ describe('the what-changed timeline', () => {
     expect(await view({ namespace: 'books' })).toEqual(['books']);
     expect(await view({ namespace: 'post' })).toEqual([]);
     expect(await view({})).toEqual(['books']);
+  });
+
+  it('reads nothing from a source whose scope leaves the cluster out (the second wall), client-wide rows included', async () => {
+    // Prepare: one row of each source, pinned and client-wide, all of
+    // which the cluster's own scope shows (the client-wide deploy for the
+    // namespace the cluster has).
+    await insertNamespace(db, w.cluster.id, 'wall');
+    const pinned = await deploy(w.prod, 12, 'wall-app', 'wall');
+    const clientWide = await deploy(null, 11, 'wall-app', 'wall');
+    const recorded = await change(w.cluster, 10, {
+      kind: 'Deployment',
+      namespace: 'wall',
+      name: 'wall',
+    });
+    const alert = await alertGroup(9, 'wall', [
+      { alertname: 'KubePodCrashLooping', namespace: 'wall' },
+    ]);
+    const ids = [
+      `deploy:${pinned}`,
+      `deploy:${clientWide}`,
+      `change:${recorded}`,
+      `alert:${alert}`,
+    ];
+    const inScope = await read(w.cluster);
+
+    // Act: the same read with a scope of another client only.
+    const outside = await read(
+      w.cluster,
+      {},
+      {
+        scope: { ...everyone, clientIds: [OTHER_CLIENT] },
+      },
+    );
+
+    // Assess
+    expect(inScope.items.map((i) => i.id)).toEqual(expect.arrayContaining(ids));
+    expect(outside.items).toEqual([]);
+    expect(outside.truncated).toEqual({
+      changes: false,
+      deploys: false,
+      events: false,
+      alerts: false,
+    });
   });
 
   it('gives the shared-environment note only when the environment has another cluster', async () => {
