@@ -14,7 +14,7 @@ import {
   type HealthCountsRow,
   healthCountsColumns,
   toHealthCounts,
-  WARNINGS_1H_WHERE,
+  WARNINGS_1H,
 } from './capacity.ts';
 
 export interface ClusterSummary {
@@ -162,7 +162,8 @@ const SUMMARY_SQL = `
                    row_number() over (order by count(*) desc,
                                                coalesce(e.reason, 'Unknown')) as rank
               from k8s_events e
-             where ${WARNINGS_1H_WHERE}
+             where e.cluster_id = c.id
+               and ${WARNINGS_1H}
              group by 1) r) warnings
   where c.id = $1`;
 
