@@ -1,9 +1,9 @@
 /**
  * The capacity block and health counts of a cluster, as select-list items
  * over its row: the summary's `capacity` (healthCountsColumns) and List
- * Clusters' `include=capacity` (healthCountsJsonFields) are built from the
- * same fields and count the same warnings (WARNINGS_1H), so the two can
- * never disagree.
+ * Clusters' `include=capacity` (HEALTH_COUNTS_JSON_FIELDS) are built from
+ * the same fields and the same warnings' WHERE, so the two can never
+ * disagree.
  *
  * - Requests and limits (the sync's precomputed effective values) count only
  *   pods not in Succeeded/Failed; a pod without a phase counts.
@@ -74,20 +74,25 @@ const CAPACITY_FIELDS: ReadonlyArray<
 ];
 
 /**
- * The events warning_events_1h counts, as a condition on `k8s_events e`
- * beside the cluster's: only the past hour's warnings are counted at read
- * time, from their index (cluster_id, type, last_seen). Both reads group
- * them: the summary by reason, the clusters list by cluster.
+ * The events of a clusters row `c` that warning_events_1h counts, as the
+ * WHERE of a read of `k8s_events e`. Only the past hour's warnings are
+ * counted at read time, from their index.
  */
-export const WARNINGS_1H = `e.type = 'Warning'
+export const WARNINGS_1H_WHERE = `e.cluster_id = c.id
+      and e.type = 'Warning'
       and e.last_seen >= now() - interval '1 hour'`;
 
+const WARNING_EVENTS_1H_SQL = `(select count(*) from k8s_events e
+    where ${WARNINGS_1H_WHERE})`;
+
 /**
- * The health counts of a clusters row `c`, as select-list items;
- * `warningEvents1h` is the statement's SQL counting the cluster's
- * WARNINGS_1H events.
+ * The health counts of a clusters row `c`, as select-list items.
+ * `warningEvents1h` is SQL counting WARNINGS_1H_WHERE's events, when the
+ * statement reads them anyway (the summary groups them by reason).
  */
-export function healthCountsColumns(warningEvents1h: string): string {
+export function healthCountsColumns(
+  warningEvents1h = WARNING_EVENTS_1H_SQL,
+): string {
   return [
     'c.id as cluster_id',
     ...CAPACITY_FIELDS.map(([key, sql]) => `${sql} as ${key}`),
@@ -98,19 +103,16 @@ export function healthCountsColumns(warningEvents1h: string): string {
 
 /**
  * The health counts of a clusters row `c` as JSON object fields (for
- * jsonObject): `capacity`, `pods_not_running`, `warning_events_1h` (the
- * statement's SQL counting the cluster's WARNINGS_1H events), the same
- * figures and shape as toHealthCounts gives.
+ * jsonObject): `capacity`, `pods_not_running`, `warning_events_1h`, the
+ * same figures and shape as toHealthCounts gives.
  */
-export function healthCountsJsonFields(
-  warningEvents1h: string,
-): ReadonlyArray<readonly [key: keyof ClusterHealthCounts, sql: string]> {
-  return [
-    ['capacity', jsonObject(CAPACITY_FIELDS)],
-    ['pods_not_running', 'c.pods_not_running'],
-    ['warning_events_1h', warningEvents1h],
-  ];
-}
+export const HEALTH_COUNTS_JSON_FIELDS: ReadonlyArray<
+  readonly [key: keyof ClusterHealthCounts, sql: string]
+> = [
+  ['capacity', jsonObject(CAPACITY_FIELDS)],
+  ['pods_not_running', 'c.pods_not_running'],
+  ['warning_events_1h', WARNING_EVENTS_1H_SQL],
+];
 
 export type HealthCountsRow = CapacityBlock & {
   [column: string]: unknown;

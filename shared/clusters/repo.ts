@@ -17,8 +17,7 @@ import { JsonText } from '../http/response.ts';
 import { containsPattern } from '../http/search.ts';
 import {
   type ClusterHealthCounts,
-  healthCountsJsonFields,
-  WARNINGS_1H,
+  HEALTH_COUNTS_JSON_FIELDS,
 } from './capacity.ts';
 
 /** Get Cluster's record: metadata, cloud context, agent and counts. */
@@ -118,21 +117,8 @@ const LIST_ITEM_JSON_FIELDS: ReadonlyArray<
 const LIST_ITEM_JSON = jsonObject(LIST_ITEM_JSON_FIELDS);
 const LIST_ITEM_WITH_COUNTS_JSON = jsonObject([
   ...LIST_ITEM_JSON_FIELDS,
-  ...healthCountsJsonFields('coalesce(warnings.n, 0)'),
+  ...HEALTH_COUNTS_JSON_FIELDS,
 ]);
-
-/**
- * The page's clusters' past-hour warnings, counted by one read of the
- * events index for all of them (`keys`: the page's ids). A count per item
- * would scan the index once per cluster: about 0.5 ms more of PostgreSQL
- * CPU for a page of 100.
- */
-const PAGE_WARNINGS_JOIN = `left join (
-         select e.cluster_id, count(*) as n
-           from k8s_events e
-          where e.cluster_id = any(array(select id from keys))
-            and ${WARNINGS_1H}
-          group by e.cluster_id) warnings on warnings.cluster_id = c.id`;
 
 /**
  * The clusters inside `scope` matching every filter (each narrows, none
@@ -176,12 +162,12 @@ export async function listClusters(
   const condition = where.join(' and ');
   const limit = params.add(paging.perPage);
   const offset = params.add(offsetOf(paging));
-  const [item, warnings] = options.healthCounts
-    ? [LIST_ITEM_WITH_COUNTS_JSON, PAGE_WARNINGS_JOIN]
-    : [LIST_ITEM_JSON, ''];
+  const item = options.healthCounts
+    ? LIST_ITEM_WITH_COUNTS_JSON
+    : LIST_ITEM_JSON;
   // The page's keys first, from the visible clusters' ids and names only;
   // then its rows by id, each item rendered by PostgreSQL (the health
-  // counts' warnings too are read for the page's clusters only).
+  // counts' per-cluster warning count too runs for the page only).
   const rows = await query<{ item: string; total: number }>(
     db,
     `with visible as (
@@ -196,7 +182,6 @@ export async function listClusters(
      select ${item}::text as item, k.total
        from keys k
        join clusters c on c.id = k.id
-       ${warnings}
       order by k.sort_name, k.id`,
     params.values,
   );

@@ -14,7 +14,7 @@ import {
   type HealthCountsRow,
   healthCountsColumns,
   toHealthCounts,
-  WARNINGS_1H,
+  WARNINGS_1H_WHERE,
 } from './capacity.ts';
 
 export interface ClusterSummary {
@@ -162,8 +162,7 @@ const SUMMARY_SQL = `
                    row_number() over (order by count(*) desc,
                                                coalesce(e.reason, 'Unknown')) as rank
               from k8s_events e
-             where e.cluster_id = c.id
-               and ${WARNINGS_1H}
+             where ${WARNINGS_1H_WHERE}
              group by 1) r) warnings
   where c.id = $1`;
 
