@@ -1,7 +1,8 @@
 /**
  * The capacity block and health counts of a cluster, as select-list items
- * over its row: the summary's `capacity` and List Clusters'
- * `include=capacity` both select HEALTH_COUNTS_COLUMNS, so the two can never
+ * over its row: the summary's `capacity` (healthCountsColumns) and List
+ * Clusters' `include=capacity` (HEALTH_COUNTS_JSON_FIELDS) are built from
+ * the same fields and the same warnings' WHERE, so the two can never
  * disagree.
  *
  * - Requests and limits (the sync's precomputed effective values) count only
@@ -72,19 +73,33 @@ const CAPACITY_FIELDS: ReadonlyArray<
   ['nodes_total', 'c.node_count'],
 ];
 
-/** Only the past hour's warnings are counted at read time, from their index. */
-const WARNING_EVENTS_1H_SQL = `(select count(*) from k8s_events e
-    where e.cluster_id = c.id
+/**
+ * The events of a clusters row `c` that warning_events_1h counts, as the
+ * WHERE of a read of `k8s_events e`. Only the past hour's warnings are
+ * counted at read time, from their index.
+ */
+export const WARNINGS_1H_WHERE = `e.cluster_id = c.id
       and e.type = 'Warning'
-      and e.last_seen >= now() - interval '1 hour')`;
+      and e.last_seen >= now() - interval '1 hour'`;
 
-/** The health counts of a clusters row `c`, as select-list items. */
-export const HEALTH_COUNTS_COLUMNS = [
-  'c.id as cluster_id',
-  ...CAPACITY_FIELDS.map(([key, sql]) => `${sql} as ${key}`),
-  'c.pods_not_running',
-  `${WARNING_EVENTS_1H_SQL} as warning_events_1h`,
-].join(',\n  ');
+const WARNING_EVENTS_1H_SQL = `(select count(*) from k8s_events e
+    where ${WARNINGS_1H_WHERE})`;
+
+/**
+ * The health counts of a clusters row `c`, as select-list items.
+ * `warningEvents1h` is SQL counting WARNINGS_1H_WHERE's events, when the
+ * statement reads them anyway (the summary groups them by reason).
+ */
+export function healthCountsColumns(
+  warningEvents1h = WARNING_EVENTS_1H_SQL,
+): string {
+  return [
+    'c.id as cluster_id',
+    ...CAPACITY_FIELDS.map(([key, sql]) => `${sql} as ${key}`),
+    'c.pods_not_running',
+    `${warningEvents1h} as warning_events_1h`,
+  ].join(',\n  ');
+}
 
 /**
  * The health counts of a clusters row `c` as JSON object fields (for

@@ -11,9 +11,10 @@ import { type Queryable, queryMaybeOne } from '../db/pool.ts';
 import { NotFoundError } from '../errors.ts';
 import {
   type CapacityBlock,
-  HEALTH_COUNTS_COLUMNS,
   type HealthCountsRow,
+  healthCountsColumns,
   toHealthCounts,
+  WARNINGS_1H_WHERE,
 } from './capacity.ts';
 
 export interface ClusterSummary {
@@ -70,28 +71,17 @@ export const SUMMARY_LIMITS = {
 // (per container, init containers included, a missing reason as "Unknown")
 // are kept on the cluster row by the sync (k8s_refresh_rollups); the pod
 // lists below read their rows through partial indexes, never every pod.
+// The nodes' counts and names are one pass over the cluster's nodes, and
+// the past hour's warnings one grouped read, their sum the count: each
+// table a statement names costs planning on every request (the API does
+// not prepare statements), and here planning was most of the CPU.
 const SUMMARY_SQL = `
-  with node_rows as (
-    select n.name, n.status, h.id as linked_host
-      from k8s_nodes n
-      left join clusters c on c.id = n.cluster_id
-      left join hosts h on h.id = n.host_id and h.environment_id = c.environment_id
-     where n.cluster_id = $1
-  )
   select
     now() as generated_at,
     -- The same figures as List Clusters' include=capacity.
-    ${HEALTH_COUNTS_COLUMNS},
-    (select json_build_object(
-              'total', count(*),
-              'ready', count(*) filter (where status = 'Ready'),
-              'not_ready', count(*) filter (where status is distinct from 'Ready'),
-              'with_metrics', count(linked_host))
-       from node_rows) as nodes,
-    (select coalesce(json_agg(name order by name), '[]')
-       from (select name from node_rows
-              where status is distinct from 'Ready'
-              order by name limit ${SUMMARY_LIMITS.notReadyNodes}) x) as not_ready_nodes,
+    ${healthCountsColumns('warnings.total')},
+    node_counts.nodes,
+    node_counts.not_ready_nodes,
     json_build_object(
       'total', c.pods_total,
       'running', c.pods_running,
@@ -134,6 +124,7 @@ const SUMMARY_SQL = `
                 and restart_count > 0
               order by restart_count desc, namespace, name
               limit ${SUMMARY_LIMITS.topRestarters}) x) as top_restarters,
+    -- In the order of idx_k8s_workloads_not_ready_ordered (migrations/0029).
     (select coalesce(json_agg(json_build_object(
                        'id', id, 'kind', kind, 'namespace', namespace,
                        'name', name, 'ready', ready, 'desired', desired)
@@ -147,17 +138,32 @@ const SUMMARY_SQL = `
               order by replicas_desired - coalesce(replicas_ready, 0) desc,
                        namespace, kind, name, id
               limit ${SUMMARY_LIMITS.workloadsNotReady}) x) as workloads_not_ready,
-    (select coalesce(json_agg(json_build_object('reason', reason, 'count', n)
-                              order by n desc, reason), '[]')
-       from (select coalesce(reason, 'Unknown') as reason, count(*) as n
-               from k8s_events
-              where cluster_id = $1
-                and type = 'Warning'
-                and last_seen >= now() - interval '1 hour'
-              group by 1
-              order by n desc, reason
-              limit ${SUMMARY_LIMITS.topWarningReasons}) x) as top_warning_reasons
+    warnings.top_warning_reasons
   from clusters c
+  cross join lateral (
+    select json_build_object(
+             'total', count(*),
+             'ready', count(*) filter (where n.status = 'Ready'),
+             'not_ready', count(*) filter (where n.status is distinct from 'Ready'),
+             'with_metrics', count(h.id)) as nodes,
+           coalesce(to_json((array_agg(n.name order by n.name)
+                               filter (where n.status is distinct from 'Ready'))
+                              [1:${SUMMARY_LIMITS.notReadyNodes}]), '[]') as not_ready_nodes
+      from k8s_nodes n
+      left join hosts h on h.id = n.host_id and h.environment_id = c.environment_id
+     where n.cluster_id = c.id) node_counts
+  cross join lateral (
+    select coalesce(sum(r.n), 0)::bigint as total,
+           coalesce(json_agg(json_build_object('reason', r.reason, 'count', r.n)
+                             order by r.n desc, r.reason)
+                      filter (where r.rank <= ${SUMMARY_LIMITS.topWarningReasons}),
+                    '[]') as top_warning_reasons
+      from (select coalesce(e.reason, 'Unknown') as reason, count(*) as n,
+                   row_number() over (order by count(*) desc,
+                                               coalesce(e.reason, 'Unknown')) as rank
+              from k8s_events e
+             where ${WARNINGS_1H_WHERE}
+             group by 1) r) warnings
   where c.id = $1`;
 
 type SummaryRow = HealthCountsRow &
