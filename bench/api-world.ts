@@ -25,6 +25,7 @@ import { syncInventory } from '../shared/sync/sync.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { generateInventory } from '../test/fixtures/generate.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
+import { cloneClusters } from './clone-clusters.ts';
 import {
   type BenchTenant,
   createBenchTenants,
@@ -74,7 +75,17 @@ export interface SeedOptions {
   concurrency: number;
   /** `vacuum analyze` instead of `analyze` after the seed. */
   vacuum?: boolean;
+  /**
+   * Sync only this many clusters (a multiple of the tenants) and clone the
+   * rest from them in SQL (bench/clone-clusters.ts): cluster i is a copy of
+   * template i % templates, of the same tenant. Default: every cluster synced.
+   */
+  templates?: number;
 }
+
+/** The world's cluster `index`'s name. */
+export const clusterName = (index: number, tenant: Tenant): string =>
+  `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`;
 
 /** The world's cluster `index`: a generated medium inventory of `tenant`. */
 export function worldInventory(
@@ -86,19 +97,28 @@ export function worldInventory(
     size: 'medium',
     seed: index + 1,
     agentId,
-    clusterName: `${tenant.clientSlug}-${tenant.envSlug}-${String(index).padStart(3, '0')}`,
+    clusterName: clusterName(index, tenant),
     // Just before now: events stay inside the 24 h retention and the past
     // hour's warnings are there to count.
     timestamp: new Date(Date.now() - 60_000).toISOString(),
   });
 }
 
-/** Syncs `clusters` generated medium inventories; returns each sync's ms. */
+/**
+ * Syncs `clusters` generated medium inventories (or `templates` of them,
+ * the rest cloned); returns each sync's ms.
+ */
 export async function seed(
   db: Db,
   tenants: readonly Tenant[],
-  { clusters: CLUSTERS, concurrency }: SeedOptions,
+  { clusters, concurrency, templates }: SeedOptions,
 ): Promise<number[]> {
+  const CLUSTERS = Math.min(clusters, templates ?? clusters);
+  if (CLUSTERS < clusters && CLUSTERS % tenants.length !== 0) {
+    throw new Error(
+      `templates: a multiple of the ${tenants.length} tenants, so a clone keeps its template's tenant`,
+    );
+  }
   const timings: number[] = [];
   let next = 0;
   let done = 0;
@@ -119,7 +139,48 @@ export async function seed(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  if (CLUSTERS < clusters) {
+    const templateIds = await templateClusterIds(db, tenants, CLUSTERS);
+    const clones = Array.from({ length: clusters - CLUSTERS }, (_, i) => {
+      const index = CLUSTERS + i;
+      return {
+        templateId: templateIds[index % CLUSTERS] as string,
+        name: clusterName(index, tenants[index % tenants.length] as Tenant),
+      };
+    });
+    const started = performance.now();
+    await cloneClusters(db, clones, concurrency, (n) => {
+      if (n % 50 === 0 || n === clones.length) {
+        log(`  cloned ${n}/${clones.length} (load ${loadAverage()})`);
+      }
+    });
+    log(
+      `  ${clones.length} clusters cloned from ${CLUSTERS} synced in ${ms(performance.now() - started)}`,
+    );
+  }
   return timings;
+}
+
+/** The synced clusters' ids, by world index. */
+async function templateClusterIds(
+  db: Db,
+  tenants: readonly Tenant[],
+  count: number,
+): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) =>
+    clusterName(i, tenants[i % tenants.length] as Tenant),
+  );
+  const rows = await query<{ id: string; name: string }>(
+    db,
+    'select id, name from clusters where name = any($1)',
+    [names],
+  );
+  const byName = new Map(rows.map((r) => [r.name, r.id]));
+  return names.map((name) => {
+    const id = byName.get(name);
+    if (!id) throw new Error(`template cluster ${name} not found`);
+    return id;
+  });
 }
 
 // ------------------------------------------------------------------ load

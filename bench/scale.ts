@@ -13,8 +13,10 @@
  * (bench/results/scale-explain.txt).
  *
  * Sizes: 40k (20 clusters), 400k (200, the API bench's), 2m (1,000). The
- * default is 40k,400k: the 2M world takes an hour or more to seed on a
- * 2-core machine and about 7 GB of disk.
+ * default is 40k,400k. Past 24 clusters (three a tenant, BENCH_TEMPLATES)
+ * the rest are cloned in SQL from the synced ones (bench/clone-clusters.ts):
+ * syncing 1,000 medium clusters one by one takes over an hour on a 2-core
+ * machine, cloning them a few minutes; the 2M world takes about 7 GB of disk.
  *
  * Writes bench/results/scale.json: per size and route p50/p99; the
  * objectives are the largest size's p99 (≤ 50 ms) and each route's p99
@@ -34,6 +36,7 @@ import {
   API_MEASURES,
   CLIENTS,
   explainReads,
+  loadAverage,
   type Measured,
   measureScenarios,
   prepare,
@@ -58,6 +61,12 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = 8;
 const WARMUP = CONCURRENCY * 5;
 const SEED_CONCURRENCY = Number(process.env.BENCH_SEED_CONCURRENCY ?? 2);
+/**
+ * Clusters synced through the real sync at each size, the rest cloned from
+ * them in SQL (bench/clone-clusters.ts): three per tenant. The 40k world is
+ * all synced.
+ */
+const TEMPLATES = Number(process.env.BENCH_TEMPLATES ?? 24);
 /** Readers the requests are spread over: the timeline and what-changed routes allow 60 a minute each. */
 const READERS = 40;
 const TARGET_GROWTH = 1.5;
@@ -97,6 +106,9 @@ interface SizeResult {
   size: string;
   pods: number;
   results: Measured[];
+  /** The whole seed, clusters to alert groups, statistics and checkpoint. */
+  seedMs: number;
+  databaseBytes: number;
 }
 
 async function measureSize(
@@ -112,7 +124,12 @@ async function measureSize(
   let client: ChildProcess | undefined;
   try {
     console.log(`\n${POD_LABEL[size]} pods: ${clusters} medium clusters`);
-    await prepare(db, { clusters, concurrency: SEED_CONCURRENCY });
+    const worldStart = performance.now();
+    await prepare(db, {
+      clusters,
+      concurrency: SEED_CONCURRENCY,
+      templates: TEMPLATES,
+    });
     const seedStart = performance.now();
     await seedChanges(db, clusters);
     const [counts] = await query<Record<string, number>>(
@@ -121,10 +138,15 @@ async function measureSize(
               (select count(*) from k8s_event_history)::int as event_history,
               (select count(*) from change_events)::int as changes,
               (select count(*) from alert_groups)::int as alert_groups,
-              pg_size_pretty(pg_database_size(current_database())) as database`,
+              pg_size_pretty(pg_database_size(current_database())) as database,
+              pg_database_size(current_database())::text as bytes`,
     );
+    const seedMs = performance.now() - worldStart;
     console.log(
       `changes and alert groups seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`,
+    );
+    console.log(
+      `${POD_LABEL[size]} world seeded in ${(seedMs / 1000).toFixed(1)} s (load ${loadAverage()})`,
     );
     const clusterIds = (
       await query<{ id: string }>(db, 'select id from clusters order by id')
@@ -168,7 +190,14 @@ async function measureSize(
         slowest = `EXPLAIN (ANALYZE, BUFFERS) of the slowest statement behind the reads at ${POD_LABEL[size]} pods (${clusters} clusters): ${worst.label}, ${worst.executionMs} ms\n\n${worst.plan}\n`;
       }
     }
-    return { size, pods: clusters * 2000, results, slowest };
+    return {
+      size,
+      pods: clusters * 2000,
+      results,
+      slowest,
+      seedMs,
+      databaseBytes: Number(counts?.bytes ?? 0),
+    };
   } finally {
     await server?.close();
     await apiDb?.end();
@@ -187,6 +216,14 @@ for (const [i, size] of sizes.entries()) {
 }
 
 const routes = measured[0]?.results.map((r) => r.name) ?? [];
+const figures: Record<string, Figure> = {};
+for (const m of measured) {
+  figures[`${m.size}.seed_s`] = { value: round(m.seedMs / 1000), unit: 's' };
+  figures[`${m.size}.database_mb`] = {
+    value: Math.round(m.databaseBytes / 1e6),
+    unit: 'MB',
+  };
+}
 const byRoute = (m: SizeResult, route: string) =>
   m.results.find((r) => r.name === route)?.latencies ?? [];
 const failuresOf = (m: SizeResult, route: string) =>
@@ -199,7 +236,6 @@ console.log(
 console.log(
   ['route', ...measured.map((m) => `${POD_LABEL[m.size]} pods`)].join('\t'),
 );
-const figures: Record<string, Figure> = {};
 const largest = measured.at(-1);
 const base = measured.find((m) => m.size === '400k');
 for (const route of routes) {
@@ -253,7 +289,7 @@ if (slowestPlan) {
 }
 await writeResults({
   name: 'scale',
-  measures: [...API_MEASURES, 'bench/scale.ts'],
+  measures: [...API_MEASURES, 'bench/scale.ts', 'bench/clone-clusters.ts'],
   figures,
   notes: [
     `sizes measured: ${measured.map((m) => `${POD_LABEL[m.size]} pods (${m.pods / 2000} clusters)`).join(', ')}${sizes.includes('2m') ? '' : '; 2M not measured in this run (--sizes=40k,400k,2m)'}`,
