@@ -387,6 +387,11 @@ export async function startTlsProxy(upstream: {
   };
 
   const putIdle = (key: string, backend: Backend) => {
+    if (backend.generation !== generation) {
+      // Opened before a drain: closed, not pooled.
+      backend.socket.end(message('X'));
+      return;
+    }
     const list = idle.get(key) ?? [];
     idle.set(key, list);
     list.push(backend);
@@ -452,7 +457,7 @@ export async function startTlsProxy(upstream: {
         return;
       }
       void reset(backend).then((ok) => {
-        if (ok && backend.generation === generation) putIdle(key, backend);
+        if (ok) putIdle(key, backend);
         else backend.socket.end(message('X'));
       });
     };
@@ -501,6 +506,11 @@ export async function startTlsProxy(upstream: {
       backend.socket.setKeepAlive(true);
     }
     const early = reader.release();
+    if (client.destroyed) {
+      // Gone while its backend was being opened: the backend is still idle.
+      putIdle(key, backend);
+      return;
+    }
     const greeting = [
       message('R', int32(0)),
       ...[...backend.parameters].map(([name, value]) =>
