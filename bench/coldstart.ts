@@ -4,13 +4,19 @@
  * test/infra/bundles.test.ts runs them: Node 22, CommonJS `index.js` loaded
  * as Lambda's runtime loads it, the template's environment, the login of its
  * group role read through the stand-in of the Parameters and Secrets
- * extension's endpoint, TLS to PostgreSQL). Per function: the bundle's size, the time from spawning its
- * process to the module loaded, and to the handler's first answer (import +
- * first query), each the median of `--runs` fresh processes, beside a
- * floor: a bundle of a handler that only runs `select 1` through pg
- * (bench/coldstart-floor.ts), built with the same esbuild settings (`BUNDLE`)
- * and connected the same way, its URL in the environment (no secret read).
- * Targets: an API function within 1.5× the floor, the sync within 3×.
+ * extension's endpoint, TLS to PostgreSQL through RDS Proxy's stand-in,
+ * test/helpers/rds-proxy.ts). Per function: the bundle's size, the time from
+ * spawning its process to the module loaded, and to the handler's first
+ * answer (import + first query), and the process's CPU time by each, the
+ * median of `--runs` pairs of fresh processes: in each pair the first
+ * finds no backend of its login in the proxy's pool and the proxy opens one
+ * (the first cold start after a deploy), the second is lent that backend
+ * (every later cold start, as RDS Proxy pools). Beside them a floor measured
+ * the same two ways: a bundle of a handler that only runs `select 1` through
+ * pg (bench/coldstart-floor.ts), built with the same esbuild settings
+ * (`BUNDLE`) and connected the same way, its URL in the environment (no
+ * secret read). Targets, on a pooled backend: an API function within 1.5×
+ * the floor, the sync within 3×.
  * Results: bench/results/coldstart.json (the slowest API function and the
  * sync on docs/slo.md; not written with --only, which measures a part), the
  * table of every function in bench/coldstart-results.md.
@@ -43,6 +49,7 @@ import {
   COLDSTART_MEASURES,
   coldStartFigures,
   coldStartNotes,
+  type ColdStartRow as Row,
 } from './coldstart-figures.ts';
 import { benchDatabase, median } from './common.ts';
 import { writeResults } from './results.ts';
@@ -183,39 +190,70 @@ function subjects(): Subject[] {
   return out;
 }
 
-interface Row {
-  name: string;
-  kind: Subject['kind'];
-  bytes: number;
+interface Run {
   importMs: number;
   answerMs: number;
+  importCpuMs: number;
+  answerCpuMs: number;
   failed?: string;
 }
 
-async function measure(subject: Subject): Promise<Row> {
-  const imports: number[] = [];
-  const answers: number[] = [];
-  let failed: string | undefined;
-  for (let i = 0; i < RUNS; i++) {
-    const spawned = performance.now();
-    const lambda = startLambda(subject.fn, subject.environment(), stage.node);
-    try {
-      await lambda.ready;
-      imports.push(performance.now() - spawned);
-      const answer = await lambda.invoke(subject.event());
-      answers.push(performance.now() - spawned);
-      if (answer.error)
-        failed = `${answer.error.name}: ${answer.error.message}`;
-    } finally {
-      await lambda.stop();
-    }
+/** One fresh process: spawned, loaded, invoked once, killed. */
+async function run(subject: Subject): Promise<Run> {
+  const spawned = performance.now();
+  const lambda = startLambda(subject.fn, subject.environment(), stage.node);
+  try {
+    const loaded = await lambda.loaded;
+    const importMs = performance.now() - spawned;
+    const answer = await lambda.invoke(subject.event());
+    return {
+      importMs,
+      answerMs: performance.now() - spawned,
+      importCpuMs: loaded.cpuMs,
+      answerCpuMs: answer.cpuMs,
+      ...(answer.error
+        ? { failed: `${answer.error.name}: ${answer.error.message}` }
+        : {}),
+    };
+  } finally {
+    await lambda.stop();
   }
+}
+
+/** Until the proxy holds an idle backend again (at most a few seconds). */
+async function backendReturned(): Promise<void> {
+  const until = Date.now() + 5_000;
+  while (stage.proxy.idleBackends === 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Pooled runs that found no idle backend and had one opened. */
+let unpooled = 0;
+
+async function measure(subject: Subject): Promise<Row> {
+  const pooled: Run[] = [];
+  const opened: Run[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    stage.proxy.drain();
+    opened.push(await run(subject));
+    await backendReturned();
+    const before = stage.proxy.backendsOpened;
+    pooled.push(await run(subject));
+    if (stage.proxy.backendsOpened !== before) unpooled++;
+  }
+  const mid = (runs: Run[], key: keyof Omit<Run, 'failed'>) =>
+    median(runs.map((r) => r[key]));
+  const failed = [...pooled, ...opened].find((r) => r.failed)?.failed;
   return {
     name: subject.name,
     kind: subject.kind,
     bytes: statSync(join(subject.fn.dir, BUNDLE.file)).size,
-    importMs: median(imports),
-    answerMs: median(answers),
+    importMs: mid(pooled, 'importMs'),
+    answerMs: mid(pooled, 'answerMs'),
+    importCpuMs: mid(pooled, 'importCpuMs'),
+    answerCpuMs: mid(pooled, 'answerCpuMs'),
+    newBackendAnswerMs: mid(opened, 'answerMs'),
     ...(failed ? { failed } : {}),
   };
 }
@@ -231,18 +269,19 @@ try {
     process.stderr.write(`${row.name}: ${row.answerMs.toFixed(0)} ms\n`);
   }
   const floor = rows[0]!.answerMs;
+  const floorNew = rows[0]!.newBackendAnswerMs;
   const target = (kind: Row['kind']) =>
     kind === 'api' ? 1.5 : kind === 'sync' ? 3 : undefined;
   const nodeVersion = execFileSync(stage.node, ['--version'], {
     encoding: 'utf8',
   }).trim();
   console.log(
-    `\nCold start, median of ${RUNS} fresh processes each (Node ${nodeVersion}); spawn → module loaded → first answer.\n`,
+    `\nCold start, median of ${RUNS} fresh processes each way (Node ${nodeVersion}); spawn → module loaded → first answer, on a backend the proxy lends (pooled) and on one it opens (new); CPU: the function's process.\n`,
   );
   console.log(
-    '| function | bundle KB | import ms | first answer ms | × floor | target |',
+    '| function | bundle KB | import ms | first answer ms | × floor | target | new backend: first answer ms | × floor | import CPU ms | first answer CPU ms |',
   );
-  console.log('|---|---:|---:|---:|---:|---|');
+  console.log('|---|---:|---:|---:|---:|---|---:|---:|---:|---:|');
   for (const row of rows) {
     const ratio = row.answerMs / floor;
     const limit = target(row.kind);
@@ -251,7 +290,12 @@ try {
         ? ''
         : `≤ ${limit}× ${ratio <= limit ? 'met' : 'MISSED'}`;
     console.log(
-      `| ${row.name} | ${(row.bytes / 1024).toFixed(0)} | ${row.importMs.toFixed(0)} | ${row.answerMs.toFixed(0)} | ${ratio.toFixed(2)} | ${verdict}${row.failed ? ` (answered with an error: ${row.failed})` : ''} |`,
+      `| ${row.name} | ${(row.bytes / 1024).toFixed(0)} | ${row.importMs.toFixed(0)} | ${row.answerMs.toFixed(0)} | ${ratio.toFixed(2)} | ${verdict}${row.failed ? ` (answered with an error: ${row.failed})` : ''} | ${row.newBackendAnswerMs.toFixed(0)} | ${(row.newBackendAnswerMs / floorNew).toFixed(2)} | ${row.importCpuMs.toFixed(0)} | ${row.answerCpuMs.toFixed(0)} |`,
+    );
+  }
+  if (unpooled > 0) {
+    console.log(
+      `\n${unpooled} pooled run(s) found no idle backend and had one opened.`,
     );
   }
   if (ONLY === undefined) {
@@ -262,6 +306,11 @@ try {
       notes: [
         `the functions ran on Node ${nodeVersion} (scripts/node22), the bench itself on the Node in the machine column`,
         ...coldStartNotes(rows),
+        ...(unpooled > 0
+          ? [
+              `${unpooled} pooled run(s) found no idle backend and had one opened`,
+            ]
+          : []),
       ],
       db: bench.db,
     });

@@ -10,7 +10,6 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { from as copyFromStdin } from 'pg-copy-streams';
 import { translateDbError } from './errors.ts';
 
 export type Row = Record<string, unknown>;
@@ -133,6 +132,9 @@ export async function copyIn(
   /** Called once the last chunk is on its way (the server still reads it). */
   sent?: () => void,
 ): Promise<number> {
+  // Loaded here, not at import: only the sync writes COPY, and every other
+  // function's cold start would evaluate it.
+  const { from: copyFromStdin } = await import('pg-copy-streams');
   const stream = tx.query(copyFromStdin(text));
   let failure: unknown;
   const done = new Promise<void>((resolve, reject) => {

@@ -10,19 +10,12 @@
  *   without the session token in `X-Aws-Parameters-Secrets-Token`, reached
  *   through PARAMETERS_SECRETS_EXTENSION_HTTP_PORT;
  * - the managed Prometheus workspace's query and remote-write paths, which
- *   answer an empty result and 204;
- * - RDS Proxy: a TLS endpoint in front of the local PostgreSQL with a
- *   certificate made for the run, so `sslmode=verify-full` and
- *   NODE_EXTRA_CA_CERTS are exercised as in AWS; a client that does not ask
- *   for TLS is refused (the proxy's `requireTLS`).
+ *   answer an empty result and 204.
+ *
+ * RDS Proxy's stand-in is test/helpers/rds-proxy.ts.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createSecureContext, TLSSocket } from 'node:tls';
+import type { Server } from 'node:net';
 
 export interface AwsRequest {
   /** `secretsmanager.GetSecretValue` (SDK), `extension:secretsmanager/get`, or empty. */
@@ -161,99 +154,6 @@ export async function startAwsStandIn(
       new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
-  };
-}
-
-export interface TlsProxy {
-  host: string;
-  port: number;
-  /** PEM of the certificate authority the proxy's certificate chains to. */
-  caFile: string;
-  stop(): Promise<void>;
-}
-
-/** PostgreSQL's SSLRequest: length 8, code 80877103. */
-const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 4, 0xd2, 0x16, 0x2f]);
-
-/** A certificate for localhost and 127.0.0.1, self-signed, for one run. */
-function makeCertificate(dir: string): { key: string; cert: string } {
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(keyFile, 'utf8'), cert: certFile };
-}
-
-/** Terminates TLS on a free loopback port and forwards to `upstream`. */
-export async function startTlsProxy(upstream: {
-  host: string;
-  port: number;
-}): Promise<TlsProxy> {
-  const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-proxy-'));
-  const { key, cert } = makeCertificate(dir);
-  const context = createSecureContext({ key, cert: readFileSync(cert) });
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.once('data', (first: Buffer) => {
-      if (!first.subarray(0, 8).equals(SSL_REQUEST)) {
-        socket.destroy();
-        return;
-      }
-      socket.write('S');
-      const secure = new TLSSocket(socket, {
-        isServer: true,
-        secureContext: context,
-      });
-      const backend = connect(upstream.port, upstream.host);
-      sockets.add(backend);
-      backend.on('close', () => sockets.delete(backend));
-      secure.pipe(backend).pipe(secure);
-      const close = () => {
-        secure.destroy();
-        backend.destroy();
-      };
-      secure.on('error', close);
-      backend.on('error', close);
-      secure.on('close', close);
-      backend.on('close', close);
-    });
-  });
-  const port = await listen(server);
-  return {
-    host: 'localhost',
-    port,
-    caFile: cert,
-    stop: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
       }),
   };
 }

@@ -83,11 +83,21 @@ export interface Answer {
   error?: { name: string; message: string; stack?: string };
   /** Milliseconds from the process's start to the answer. */
   at: number;
+  /** The process's CPU time (user + system) by the answer, in ms. */
+  cpuMs: number;
+}
+
+/** When the module was loaded: as Answer's `at` and `cpuMs`. */
+export interface Loaded {
+  at: number;
+  cpuMs: number;
 }
 
 export interface LambdaProcess {
   /** Milliseconds from the process's start to the module's import done. */
   readonly ready: Promise<number>;
+  /** The same moment with the CPU time spent by then. */
+  readonly loaded: Promise<Loaded>;
   invoke(event: unknown, timeoutMs?: number): Promise<Answer>;
   /** What the function wrote (its log lines), stdout and stderr. */
   output(): string;
@@ -95,13 +105,14 @@ export interface LambdaProcess {
 }
 
 type Message =
-  | { type: 'ready'; at: number }
+  | { type: 'ready'; at: number; cpuMs: number }
   | { type: 'init-error'; error: { name: string; message: string } }
-  | { type: 'result'; id: string; at: number; result: unknown }
+  | { type: 'result'; id: string; at: number; cpuMs: number; result: unknown }
   | {
       type: 'error';
       id: string;
       at: number;
+      cpuMs: number;
       error: { name: string; message: string; stack?: string };
     };
 
@@ -131,9 +142,10 @@ export function startLambda(
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => resolve()),
   );
-  const ready = new Promise<number>((resolve, reject) => {
+  const loaded = new Promise<Loaded>((resolve, reject) => {
     child.on('message', (message: Message) => {
-      if (message.type === 'ready') resolve(message.at);
+      if (message.type === 'ready')
+        resolve({ at: message.at, cpuMs: message.cpuMs });
       else if (message.type === 'init-error') {
         reject(
           new Error(
@@ -143,8 +155,8 @@ export function startLambda(
       } else {
         const answer: Answer =
           message.type === 'result'
-            ? { result: message.result, at: message.at }
-            : { error: message.error, at: message.at };
+            ? { result: message.result, at: message.at, cpuMs: message.cpuMs }
+            : { error: message.error, at: message.at, cpuMs: message.cpuMs };
         pending.get(message.id)?.(answer);
         pending.delete(message.id);
       }
@@ -159,15 +171,19 @@ export function startLambda(
         settle({
           error: { name: 'Exit', message: `the process exited (${code})` },
           at: Number.NaN,
+          cpuMs: Number.NaN,
         });
       }
       pending.clear();
     });
   });
+  const ready = loaded.then((l) => l.at);
   // An init failure is reported by `ready`'s awaiter; never unhandled.
   ready.catch(() => {});
+  loaded.catch(() => {});
   return {
     ready,
+    loaded,
     async invoke(event, timeoutMs = fn.timeoutSeconds * 1000) {
       await ready;
       const id = randomUUID();

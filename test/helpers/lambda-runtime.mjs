@@ -7,7 +7,9 @@
  * invocations over the IPC channel and answers each with what the handler
  * returned or threw. Like the runtime it sets `_X_AMZN_TRACE_ID` per
  * invocation and hands the handler a Context. Times are
- * `performance.now()`: milliseconds since this process started.
+ * `performance.now()`: milliseconds since this process started; `cpuMs` is
+ * the process's CPU time (user + system) by then, which a loaded machine
+ * does not stretch as it stretches wall-clock time.
  *
  * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
  */
@@ -39,6 +41,11 @@ async function load() {
   if (existsSync(`${base}.cjs`))
     return { file: `${base}.cjs`, module: require(`${base}.cjs`) };
   throw new Error(`no ${base}.js, .mjs or .cjs`);
+}
+
+function cpuMs() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 function describe(error) {
@@ -81,7 +88,7 @@ try {
 }
 
 if (handler !== undefined) {
-  process.send({ type: 'ready', at: performance.now() });
+  process.send({ type: 'ready', at: performance.now(), cpuMs: cpuMs() });
   process.on('message', async (invocation) => {
     const requestId = invocation.requestId ?? randomUUID();
     process.env._X_AMZN_TRACE_ID = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Parent=${randomUUID().replaceAll('-', '').slice(0, 16)};Sampled=0`;
@@ -94,6 +101,7 @@ if (handler !== undefined) {
         type: 'result',
         id: invocation.id,
         at: performance.now(),
+        cpuMs: cpuMs(),
         result: result === undefined ? null : result,
       });
     } catch (error) {
@@ -101,6 +109,7 @@ if (handler !== undefined) {
         type: 'error',
         id: invocation.id,
         at: performance.now(),
+        cpuMs: cpuMs(),
         error: describe(error),
       });
     }

@@ -3,8 +3,9 @@
  * the runtime's Node binary, and local stand-ins for every AWS endpoint a
  * function's template points it at:
  *
- * - PostgreSQL behind a TLS proxy (RDS Proxy: `sslmode=verify-full` against
- *   this run's own CA, given as NODE_EXTRA_CA_CERTS);
+ * - PostgreSQL behind RDS Proxy's stand-in (test/helpers/rds-proxy.ts:
+ *   `sslmode=verify-full` against this run's own CA, given as
+ *   NODE_EXTRA_CA_CERTS; each login's backends pooled, as RDS Proxy pools);
  * - a login per group role (test/helpers/function-logins.ts), each read by
  *   its function from the Secrets Manager stand-in under the ARN the
  *   template gives, through the Parameters and Secrets extension's endpoint
@@ -21,12 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { APPLICATION_LOGINS } from '../../infra/stacks/database-stack.ts';
 import type { Db } from '../../shared/db/pool.ts';
 import type { GroupRoleName } from '../../shared/db/roles.ts';
-import {
-  type AwsStandIn,
-  startAwsStandIn,
-  startTlsProxy,
-  type TlsProxy,
-} from './aws-stand-ins.ts';
+import { type AwsStandIn, startAwsStandIn } from './aws-stand-ins.ts';
 import {
   createFunctionLogins,
   type FunctionLogin,
@@ -50,6 +46,7 @@ import {
   startLambda,
 } from './lambda-process.ts';
 import { startNatsServer, type TestNatsServer } from './nats.ts';
+import { startTlsProxy, type TlsProxy } from './rds-proxy.ts';
 import { startSqs, type TestSqs } from './sqs.ts';
 
 export const REGION = 'us-east-1';

@@ -246,6 +246,9 @@ describe('renderSloPage', () => {
       bytes: 600_000,
       importMs: answerMs * 0.7,
       answerMs,
+      importCpuMs: answerMs * 0.5,
+      answerCpuMs: answerMs * 0.6,
+      newBackendAnswerMs: answerMs + 20,
       ...(failed ? { failed } : {}),
     });
     const coldRows = [
@@ -289,7 +292,7 @@ describe('renderSloPage', () => {
     const api = row('Cold start, slowest API function, against the floor');
     expect(api).toContain("every API function ≤ 1.5× the floor's first answer");
     expect(api).toContain(
-      '| 1.8×; get-workload: 900 ms vs floor 500 ms, median of 10 fresh processes; 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×',
+      '| 1.8×; get-workload: 900 ms vs floor 500 ms on a pooled backend, median of 10 fresh processes (on a new backend 1.77×); 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×',
     );
     expect(api).toContain('**missed** by 20%');
     const sync = row('Cold start, sync, against the floor');
