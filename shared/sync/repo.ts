@@ -434,6 +434,12 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
  * refreshRollups'. One statement, so one round trip: the asset's update (a
  * data-modifying WITH, written only when its name or status changed) runs
  * whether or not the cluster's reads it.
+ *
+ * `rowsWritten` false (the snapshot changed no row of the cluster's): the
+ * transaction commits without waiting for its WAL to reach the disk
+ * (synchronous_commit off for it alone, docs/decisions.md). All it wrote is
+ * the cluster's own fields, which the next snapshot writes again; the flush
+ * was most of a small cluster's no-change resync.
  */
 export async function updateClusterAndAsset(
   tx: Queryable,
@@ -441,6 +447,7 @@ export async function updateClusterAndAsset(
   facts: ClusterFacts,
   assetStatus: string,
   snapshot: SnapshotOrder,
+  rowsWritten: boolean,
 ): Promise<void> {
   await execute(
     tx,
@@ -460,7 +467,9 @@ export async function updateClusterAndAsset(
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()
-     where id = $1`),
+     where id = $1
+       and case when $23::boolean then true
+         else (select set_config('synchronous_commit', 'off', true)) = 'off' end`),
     [
       cluster.id,
       facts.name,
@@ -484,6 +493,7 @@ export async function updateClusterAndAsset(
       snapshot.streamSeq ?? null,
       assetStatus,
       cluster.asset_id,
+      rowsWritten,
     ],
   );
 }

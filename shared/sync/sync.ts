@@ -258,7 +258,7 @@ export async function syncInventory(
           seriesRows,
         };
       }
-      const { kinds, linkage, facts } = await applyKinds(
+      const { kinds, linkage, facts, rowsWritten } = await applyKinds(
         tx,
         cluster,
         tenant,
@@ -280,7 +280,7 @@ export async function syncInventory(
         throw error;
       });
       incoming.validateRest();
-      await syncArgocdApplications(
+      const applications = await syncArgocdApplications(
         tx,
         { id: cluster.id, clientId: tenant.client_id },
         inventory.argocd_applications,
@@ -299,6 +299,9 @@ export async function syncInventory(
           },
           assetStatus,
           order,
+          rowsWritten ||
+            (applications !== undefined &&
+              applications.written + applications.pruned > 0),
         ),
       );
       await faultPoint('sync.before-commit', { tx, clusterId: cluster.id });
@@ -397,6 +400,8 @@ async function applyKinds(
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
   facts: FactsStepResult;
+  /** Whether any row of the kinds (or their history) was written or pruned. */
+  rowsWritten: boolean;
 }> {
   // The figures follow each write (migrations/0023's triggers), in
   // proportion to the rows it wrote. A first sync writes every row: one
@@ -417,6 +422,8 @@ async function applyKinds(
   const allWritten = new Set<KindKey>();
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
+  // A node's host link is not counted: the next snapshot finds it again.
+  let rowsWritten = firstSync;
 
   // Each kind is prepared once (compared with what is stored), by the
   // writer: in its turn, or ahead of it while the database writes another.
@@ -482,6 +489,15 @@ async function applyKinds(
       if (kind === 'workloads') linkTargetsGained.add('workload');
     }
     if (prepared.upserted === prepared.received) allWritten.add(kind);
+    // The facts step and the policies' change records follow changed rows.
+    if (
+      prepared.upserted > 0 ||
+      prepared.gone.length > 0 ||
+      prepared.history !== undefined ||
+      prepared.factsOnly.ids.length > 0
+    ) {
+      rowsWritten = true;
+    }
     prunable.set(kind, prepared.gone);
     kinds[kind] = countsOf(prepared);
   }
@@ -500,7 +516,7 @@ async function applyKinds(
   // Step 17 for a first sync: its figures, deferred to here, in one pass
   // over its rows (a resync's follow each write).
   if (firstSync) await refreshRollups(tx, cluster.id);
-  return { kinds, linkage, facts };
+  return { kinds, linkage, facts, rowsWritten };
 }
 
 function countsOf(prepared: PreparedKind): KindCounts {
