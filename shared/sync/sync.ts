@@ -45,18 +45,19 @@ import {
 import {
   deferRollups,
   deleteRows,
-  findTenant,
   insertClusterIfMissing,
   type LinkageCounts,
   type LockedCluster,
   linkNodesToHosts,
   listStoredRows,
   lockCluster,
+  lockSubjectCluster,
   refreshRollups,
   repairLinks,
   type StoredFacts,
   type StoredRow,
   setFactsWireDigests,
+  type TenantRow,
   updateClusterAndAsset,
 } from './repo.ts';
 import { KindWriter, writtenByCopy } from './write-kind.ts';
@@ -195,28 +196,21 @@ export async function syncInventory(
     await ensureEventHistoryPartitions(db, historyDays, now);
   }
 
-  const tenant = await findTenant(db, subject.clientSlug, subject.envSlug);
-  if (!tenant) {
-    validateAllRows(inventory);
-    throw new RejectedInventoryError(
-      `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
-    );
-  }
-
   return withTransaction(
     db,
     async (tx) => {
-      // Steps 1 and 2 begin: the cluster (and its asset) exists and is
-      // locked, so one snapshot of it applies at a time.
-      const { cluster, created } = await span('k8s.upsert_cluster', () =>
-        lockOrCreateCluster(
-          tx,
-          tenant,
-          subject.agentId,
-          inventory,
-          assetStatus,
-        ),
+      // Steps 1 and 2 begin: the cluster (and its asset) of the subject's
+      // tenant exists and is locked, so one snapshot of it applies at a time.
+      const locked = await span('k8s.upsert_cluster', () =>
+        lockOrCreateCluster(tx, subject, inventory, assetStatus),
       );
+      if (!locked) {
+        validateAllRows(inventory);
+        throw new RejectedInventoryError(
+          `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
+        );
+      }
+      const { tenant, cluster, created } = locked;
       const base = {
         clusterId: cluster.id,
         clientId: tenant.client_id,
@@ -331,15 +325,26 @@ export async function syncInventory(
   );
 }
 
+/** Undefined: the subject's client or environment does not exist. */
 async function lockOrCreateCluster(
   tx: Tx,
-  tenant: { client_id: string; environment_id: string },
-  agentId: string,
+  subject: SyncSubject,
   inventory: WireInventory,
   assetStatus: string,
-): Promise<{ cluster: LockedCluster; created: boolean }> {
-  const existing = await lockCluster(tx, tenant.environment_id, agentId);
-  if (existing) return { cluster: existing, created: false };
+): Promise<
+  { tenant: TenantRow; cluster: LockedCluster; created: boolean } | undefined
+> {
+  const { agentId } = subject;
+  const locked = await lockSubjectCluster(
+    tx,
+    subject.clientSlug,
+    subject.envSlug,
+    agentId,
+  );
+  if (!locked) return undefined;
+  const { tenant } = locked;
+  if (locked.cluster)
+    return { tenant, cluster: locked.cluster, created: false };
   await insertClusterIfMissing(tx, {
     clientId: tenant.client_id,
     environmentId: tenant.environment_id,
@@ -352,7 +357,7 @@ async function lockOrCreateCluster(
   if (!cluster) throw new Error('cluster row vanished after insert');
   // A first sync racing another may find the other's rows: only a cluster
   // with no snapshot applied yet is known to hold none.
-  return { cluster, created: cluster.last_snapshot_at === null };
+  return { tenant, cluster, created: cluster.last_snapshot_at === null };
 }
 
 /** The cluster's stored rows of the collected kinds, by kind and key. */

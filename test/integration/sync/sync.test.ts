@@ -1099,6 +1099,16 @@ describe('syncInventory', () => {
       inv,
       options,
     ).catch((error: unknown) => error);
+    const unknownEnvironment = await syncInventory(
+      database.db,
+      {
+        clientSlug: tenant.clientSlug,
+        envSlug: 'nowhere',
+        agentId: inv.agent_id,
+      },
+      inv,
+      options,
+    ).catch((error: unknown) => error);
     const mismatch = await syncInventory(
       database.db,
       subjectOf(tenant, randomUUID()),
@@ -1107,10 +1117,12 @@ describe('syncInventory', () => {
     ).catch((error: unknown) => error);
 
     // Assess
-    expect(unknownTenant).toMatchObject({
-      name: 'RejectedInventoryError',
-      reason: expect.stringContaining('unknown client or environment'),
-    });
+    for (const unknown of [unknownTenant, unknownEnvironment]) {
+      expect(unknown).toMatchObject({
+        name: 'RejectedInventoryError',
+        reason: expect.stringContaining('unknown client or environment'),
+      });
+    }
     expect(mismatch).toMatchObject({
       name: 'RejectedInventoryError',
       reason: expect.stringContaining('agent_id'),
