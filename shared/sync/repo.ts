@@ -14,7 +14,7 @@ import {
   queryOne,
   type Tx,
 } from '../db/pool.ts';
-import { findTenantBySlugs } from '../tenancy/tenants.ts';
+import { TENANT_BY_SLUGS } from '../tenancy/tenants.ts';
 import type { Cluster } from '../wire/inventory.ts';
 import {
   KIND_ORDER,
@@ -329,19 +329,6 @@ export interface TenantRow {
   environment_id: string;
 }
 
-/** The subject's client and environment; undefined unless both exist. */
-export async function findTenant(
-  db: Queryable,
-  clientSlug: string,
-  envSlug: string,
-): Promise<TenantRow | undefined> {
-  const tenant = await findTenantBySlugs(db, clientSlug, envSlug, {
-    prepare: true,
-  });
-  if (tenant?.environment_id == null) return undefined;
-  return { client_id: tenant.client_id, environment_id: tenant.environment_id };
-}
-
 export interface LockedCluster {
   id: string;
   asset_id: string;
@@ -350,6 +337,10 @@ export interface LockedCluster {
   last_snapshot_stamp: Date | null;
   last_stream_seq: number | null;
 }
+
+/** The locked cluster's columns (LockedCluster). */
+const LOCKED_COLUMNS = `id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
+  last_stream_seq`;
 
 /**
  * Locks the cluster row (FOR NO KEY UPDATE: serializes syncs of one cluster
@@ -363,13 +354,50 @@ export function lockCluster(
 ): Promise<LockedCluster | undefined> {
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
-    prepared(`select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
-            last_stream_seq
+    prepared(`select ${LOCKED_COLUMNS}
      from clusters
      where environment_id = $1 and agent_id = $2
      for no key update`),
     [environmentId, agentId],
   );
+}
+
+/**
+ * The subject's client and environment (undefined unless both exist) and,
+ * locked as lockCluster locks it, its agent's cluster (undefined while it has
+ * none): the tenant by its slugs and the lock in one round trip.
+ */
+export async function lockSubjectCluster(
+  tx: Queryable,
+  clientSlug: string,
+  envSlug: string,
+  agentId: string,
+): Promise<
+  { tenant: TenantRow; cluster: LockedCluster | undefined } | undefined
+> {
+  const row = await queryMaybeOne<
+    { client_id: string; environment_id: string | null } & Partial<
+      Record<keyof LockedCluster, unknown>
+    >
+  >(
+    tx,
+    prepared(`with tenant as (${TENANT_BY_SLUGS})
+     select t.client_id, t.environment_id, c.*
+     from tenant t
+     left join lateral (
+       select ${LOCKED_COLUMNS}
+       from clusters
+       where environment_id = t.environment_id and agent_id = $3
+       for no key update
+     ) c on true`),
+    [clientSlug, envSlug, agentId],
+  );
+  if (row?.environment_id == null) return undefined;
+  const { client_id, environment_id, ...cluster } = row;
+  return {
+    tenant: { client_id, environment_id },
+    cluster: cluster.id == null ? undefined : (cluster as LockedCluster),
+  };
 }
 
 export interface NewCluster {
@@ -434,6 +462,12 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
  * refreshRollups'. One statement, so one round trip: the asset's update (a
  * data-modifying WITH, written only when its name or status changed) runs
  * whether or not the cluster's reads it.
+ *
+ * `rowsWritten` false (the snapshot changed no row of the cluster's): the
+ * transaction commits without waiting for its WAL to reach the disk
+ * (synchronous_commit off for it alone, docs/decisions.md). All it wrote is
+ * the cluster's own fields, which the next snapshot writes again; the flush
+ * was most of a small cluster's no-change resync.
  */
 export async function updateClusterAndAsset(
   tx: Queryable,
@@ -441,6 +475,7 @@ export async function updateClusterAndAsset(
   facts: ClusterFacts,
   assetStatus: string,
   snapshot: SnapshotOrder,
+  rowsWritten: boolean,
 ): Promise<void> {
   await execute(
     tx,
@@ -460,7 +495,9 @@ export async function updateClusterAndAsset(
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
        updated_at = now()
-     where id = $1`),
+     where id = $1
+       and case when $23::boolean then true
+         else (select set_config('synchronous_commit', 'off', true)) = 'off' end`),
     [
       cluster.id,
       facts.name,
@@ -484,6 +521,7 @@ export async function updateClusterAndAsset(
       snapshot.streamSeq ?? null,
       assetStatus,
       cluster.asset_id,
+      rowsWritten,
     ],
   );
 }

@@ -45,18 +45,19 @@ import {
 import {
   deferRollups,
   deleteRows,
-  findTenant,
   insertClusterIfMissing,
   type LinkageCounts,
   type LockedCluster,
   linkNodesToHosts,
   listStoredRows,
   lockCluster,
+  lockSubjectCluster,
   refreshRollups,
   repairLinks,
   type StoredFacts,
   type StoredRow,
   setFactsWireDigests,
+  type TenantRow,
   updateClusterAndAsset,
 } from './repo.ts';
 import { KindWriter, writtenByCopy } from './write-kind.ts';
@@ -195,28 +196,21 @@ export async function syncInventory(
     await ensureEventHistoryPartitions(db, historyDays, now);
   }
 
-  const tenant = await findTenant(db, subject.clientSlug, subject.envSlug);
-  if (!tenant) {
-    validateAllRows(inventory);
-    throw new RejectedInventoryError(
-      `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
-    );
-  }
-
   return withTransaction(
     db,
     async (tx) => {
-      // Steps 1 and 2 begin: the cluster (and its asset) exists and is
-      // locked, so one snapshot of it applies at a time.
-      const { cluster, created } = await span('k8s.upsert_cluster', () =>
-        lockOrCreateCluster(
-          tx,
-          tenant,
-          subject.agentId,
-          inventory,
-          assetStatus,
-        ),
+      // Steps 1 and 2 begin: the cluster (and its asset) of the subject's
+      // tenant exists and is locked, so one snapshot of it applies at a time.
+      const locked = await span('k8s.upsert_cluster', () =>
+        lockOrCreateCluster(tx, subject, inventory, assetStatus),
       );
+      if (!locked) {
+        validateAllRows(inventory);
+        throw new RejectedInventoryError(
+          `unknown client or environment: ${subject.clientSlug}/${subject.envSlug}`,
+        );
+      }
+      const { tenant, cluster, created } = locked;
       const base = {
         clusterId: cluster.id,
         clientId: tenant.client_id,
@@ -258,7 +252,7 @@ export async function syncInventory(
           seriesRows,
         };
       }
-      const { kinds, linkage, facts } = await applyKinds(
+      const { kinds, linkage, facts, rowsWritten } = await applyKinds(
         tx,
         cluster,
         tenant,
@@ -280,7 +274,7 @@ export async function syncInventory(
         throw error;
       });
       incoming.validateRest();
-      await syncArgocdApplications(
+      const applications = await syncArgocdApplications(
         tx,
         { id: cluster.id, clientId: tenant.client_id },
         inventory.argocd_applications,
@@ -299,6 +293,9 @@ export async function syncInventory(
           },
           assetStatus,
           order,
+          rowsWritten ||
+            (applications !== undefined &&
+              applications.written + applications.pruned > 0),
         ),
       );
       await faultPoint('sync.before-commit', { tx, clusterId: cluster.id });
@@ -328,15 +325,26 @@ export async function syncInventory(
   );
 }
 
+/** Undefined: the subject's client or environment does not exist. */
 async function lockOrCreateCluster(
   tx: Tx,
-  tenant: { client_id: string; environment_id: string },
-  agentId: string,
+  subject: SyncSubject,
   inventory: WireInventory,
   assetStatus: string,
-): Promise<{ cluster: LockedCluster; created: boolean }> {
-  const existing = await lockCluster(tx, tenant.environment_id, agentId);
-  if (existing) return { cluster: existing, created: false };
+): Promise<
+  { tenant: TenantRow; cluster: LockedCluster; created: boolean } | undefined
+> {
+  const { agentId } = subject;
+  const locked = await lockSubjectCluster(
+    tx,
+    subject.clientSlug,
+    subject.envSlug,
+    agentId,
+  );
+  if (!locked) return undefined;
+  const { tenant } = locked;
+  if (locked.cluster)
+    return { tenant, cluster: locked.cluster, created: false };
   await insertClusterIfMissing(tx, {
     clientId: tenant.client_id,
     environmentId: tenant.environment_id,
@@ -349,7 +357,7 @@ async function lockOrCreateCluster(
   if (!cluster) throw new Error('cluster row vanished after insert');
   // A first sync racing another may find the other's rows: only a cluster
   // with no snapshot applied yet is known to hold none.
-  return { cluster, created: cluster.last_snapshot_at === null };
+  return { tenant, cluster, created: cluster.last_snapshot_at === null };
 }
 
 /** The cluster's stored rows of the collected kinds, by kind and key. */
@@ -397,6 +405,8 @@ async function applyKinds(
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
   facts: FactsStepResult;
+  /** Whether any row of the kinds (or their history) was written or pruned. */
+  rowsWritten: boolean;
 }> {
   // The figures follow each write (migrations/0023's triggers), in
   // proportion to the rows it wrote. A first sync writes every row: one
@@ -417,6 +427,8 @@ async function applyKinds(
   const allWritten = new Set<KindKey>();
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
   let facts = NO_FACTS;
+  // A node's host link is not counted: the next snapshot finds it again.
+  let rowsWritten = firstSync;
 
   // Each kind is prepared once (compared with what is stored), by the
   // writer: in its turn, or ahead of it while the database writes another.
@@ -482,6 +494,15 @@ async function applyKinds(
       if (kind === 'workloads') linkTargetsGained.add('workload');
     }
     if (prepared.upserted === prepared.received) allWritten.add(kind);
+    // The facts step and the policies' change records follow changed rows.
+    if (
+      prepared.upserted > 0 ||
+      prepared.gone.length > 0 ||
+      prepared.history !== undefined ||
+      prepared.factsOnly.ids.length > 0
+    ) {
+      rowsWritten = true;
+    }
     prunable.set(kind, prepared.gone);
     kinds[kind] = countsOf(prepared);
   }
@@ -500,7 +521,7 @@ async function applyKinds(
   // Step 17 for a first sync: its figures, deferred to here, in one pass
   // over its rows (a resync's follow each write).
   if (firstSync) await refreshRollups(tx, cluster.id);
-  return { kinds, linkage, facts };
+  return { kinds, linkage, facts, rowsWritten };
 }
 
 function countsOf(prepared: PreparedKind): KindCounts {

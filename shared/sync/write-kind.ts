@@ -156,12 +156,15 @@ export class KindWriter {
     // Once every row is sent, the database still writes them (a large
     // first sync's pods: some 100 ms): the following kinds' statements are
     // built meanwhile, one kind at a time until it is done. A kind with its
-    // own span is left to its turn.
-    await Promise.race([sent, writing.catch(() => {})]);
-    for (const later of this.#kinds.slice(index + 1)) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (written || this.#options.spanOf[later]) break;
-      this.#buildAhead(this.#prepared(later));
+    // own span is left to its turn. A kind with no row to write has no such
+    // wait: no turn of the event loop is spent on it.
+    if (prepared.changed.length > 0) {
+      await Promise.race([sent, writing.catch(() => {})]);
+      for (const later of this.#kinds.slice(index + 1)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (written || this.#options.spanOf[later]) break;
+        this.#buildAhead(this.#prepared(later));
+      }
     }
     await writing;
   }

@@ -5,7 +5,6 @@
  */
 import {
   type Db,
-  prepared,
   type Queryable,
   queryMaybeOne,
   queryOne,
@@ -94,7 +93,13 @@ export interface TenantIds {
   environment_id: string | null;
 }
 
-const TENANT_BY_SLUGS = `
+/**
+ * The one tenant-by-slug statement ($1 the client's slug, $2 the
+ * environment's): grants and webhook sources read it through
+ * findTenantBySlugs; the sync runs it within its cluster lock's statement
+ * (shared/sync/repo.ts), one round trip for both.
+ */
+export const TENANT_BY_SLUGS = `
   select c.id as client_id, e.id as environment_id
     from clients c
     left join environments e on e.client_id = c.id and e.slug = $2
@@ -102,19 +107,16 @@ const TENANT_BY_SLUGS = `
 
 /**
  * The client of `clientSlug` and its environment of `envSlug` (null when
- * not asked or not there); undefined when no client has that slug. The one
- * tenant-by-slug statement: the sync (prepared: it runs on every message),
- * grants and webhook sources all read tenants through it.
+ * not asked or not there); undefined when no client has that slug.
  */
 export function findTenantBySlugs(
   db: Queryable,
   clientSlug: string,
   envSlug: string | null,
-  options: { prepare?: boolean } = {},
 ): Promise<TenantIds | undefined> {
   return queryMaybeOne<TenantIds & Record<string, unknown>>(
     db,
-    options.prepare ? prepared(TENANT_BY_SLUGS) : TENANT_BY_SLUGS,
+    TENANT_BY_SLUGS,
     [clientSlug, envSlug],
   );
 }

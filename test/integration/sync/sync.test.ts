@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, queryOne } from '../../../shared/db/pool.ts';
 import { RejectedInventoryError } from '../../../shared/errors.ts';
+import { armFault } from '../../../shared/faults.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import {
   ASSET_STATUS,
@@ -320,6 +321,53 @@ describe('syncInventory', () => {
       expect(counts.pruned).toBe(0);
       expect(counts.unchanged).toBe(counts.received);
     }
+  });
+
+  it('commits a resync that changed no row without waiting for the disk, and any other durably', async () => {
+    // Prepare: the transaction's setting as it is about to commit.
+    const inv = small(3);
+    const subject = subjectOf(tenant, inv.agent_id);
+    const commits: unknown[] = [];
+    const disarm = armFault('sync.before-commit', async ({ tx }) => {
+      const { rows } = await tx.query('show synchronous_commit');
+      commits.push(rows[0]);
+    });
+    const at = (minutes: number) =>
+      new Date(Date.parse(inv.timestamp) + minutes * 60_000).toISOString();
+    const changed = mutateInventory(inv, {
+      seed: 9,
+      removeFraction: 0,
+      changeFraction: 0.1,
+    });
+
+    // Act: a first sync, a resync with the same content, one changing pods.
+    try {
+      await syncInventory(database.db, subject, inv, options);
+      await syncInventory(
+        database.db,
+        subject,
+        { ...inv, timestamp: at(1) },
+        options,
+      );
+      await syncInventory(
+        database.db,
+        subject,
+        { ...changed, timestamp: at(2) },
+        options,
+      );
+    } finally {
+      disarm();
+    }
+
+    // Assess: only the unchanged resync's commit skips the flush, and the
+    // setting does not outlive its transaction.
+    expect(commits).toEqual([
+      { synchronous_commit: 'on' },
+      { synchronous_commit: 'off' },
+      { synchronous_commit: 'on' },
+    ]);
+    const [session] = await query(database.db, 'show synchronous_commit');
+    expect(session).toEqual({ synchronous_commit: 'on' });
   });
 
   it('prunes exactly the rows a later snapshot no longer carries', async () => {
@@ -1051,6 +1099,16 @@ describe('syncInventory', () => {
       inv,
       options,
     ).catch((error: unknown) => error);
+    const unknownEnvironment = await syncInventory(
+      database.db,
+      {
+        clientSlug: tenant.clientSlug,
+        envSlug: 'nowhere',
+        agentId: inv.agent_id,
+      },
+      inv,
+      options,
+    ).catch((error: unknown) => error);
     const mismatch = await syncInventory(
       database.db,
       subjectOf(tenant, randomUUID()),
@@ -1059,10 +1117,12 @@ describe('syncInventory', () => {
     ).catch((error: unknown) => error);
 
     // Assess
-    expect(unknownTenant).toMatchObject({
-      name: 'RejectedInventoryError',
-      reason: expect.stringContaining('unknown client or environment'),
-    });
+    for (const unknown of [unknownTenant, unknownEnvironment]) {
+      expect(unknown).toMatchObject({
+        name: 'RejectedInventoryError',
+        reason: expect.stringContaining('unknown client or environment'),
+      });
+    }
     expect(mismatch).toMatchObject({
       name: 'RejectedInventoryError',
       reason: expect.stringContaining('agent_id'),
