@@ -4,7 +4,8 @@
  * bytes without parsing it. Taken straight from the message's bytes
  * (SentRows), this file is the only part of the sync that reads them.
  */
-import { hash as digest } from 'node:crypto';
+import { createHash, hash as digest } from 'node:crypto';
+import type { WireInventory } from '../wire/decode.ts';
 import { WIRE_RULES_VERSION } from '../wire/inventory.ts';
 import type { SentRows } from '../wire/sent-rows.ts';
 import { type KindKey, ROW_SHAPE_VERSION } from './kinds.ts';
@@ -16,6 +17,85 @@ import type { StoredRow } from './repo.ts';
  * by these very rules, so they are not validated again.
  */
 const DIGEST_TAG = `${ROW_SHAPE_VERSION}.${WIRE_RULES_VERSION}:`;
+
+/**
+ * A kind's digest, tagged: of its rows' bytes as sent, where each row
+ * starts and ends, and how many there are, so equal digests mean the same
+ * rows in the same order. Stored with the cluster (clusters.kind_digests), it
+ * lets a resync that sent a kind's very rows again leave them unread: one
+ * hash over the kind's bytes instead of one per row and a stored row each.
+ */
+export function kindDigest(rows: SentRows): string {
+  const { bytes, bounds } = rows.whole();
+  return (
+    DIGEST_TAG +
+    createHash('sha256')
+      .update(`${DIGEST_TAG}${rows.length}:`)
+      .update(
+        new Uint8Array(bounds.buffer, bounds.byteOffset, bounds.byteLength),
+      )
+      .update(bytes)
+      .digest('base64')
+  );
+}
+
+/**
+ * The kind whose rows change between two snapshots of the same bytes: an
+ * event ages out of the 24 h list as the snapshot time moves on, and the
+ * retention sweep deletes events between syncs. It keeps no kind digest.
+ */
+const AGING_KIND: KindKey = 'events';
+
+/** The kind digests of a snapshot's collected kinds that keep one. */
+export function kindDigests(
+  inventory: WireInventory,
+  kinds: readonly KindKey[],
+): Map<KindKey, string> {
+  const out = new Map<KindKey, string>();
+  for (const kind of kinds) {
+    const rows = inventory[kind];
+    if (rows !== undefined && kind !== AGING_KIND) {
+      out.set(kind, kindDigest(rows));
+    }
+  }
+  return out;
+}
+
+/**
+ * The kinds a resync sent the very rows of that the cluster stores: their
+ * kind digest is the one stored when they were last applied.
+ */
+export function unchangedKinds(
+  sent: ReadonlyMap<KindKey, string>,
+  stored: Readonly<Record<string, string>> | null,
+): Set<KindKey> {
+  const out = new Set<KindKey>();
+  for (const [kind, digest] of sent) {
+    if (stored?.[kind] === digest) out.add(kind);
+  }
+  return out;
+}
+
+/**
+ * The kind digests to store once a snapshot is applied: the sent ones, the
+ * stored ones of kinds it did not collect (their rows were left as they
+ * were). None for a kind with a duplicate key (its rows are fewer than it
+ * sent), and none at all when a namespace was pruned: the prune cascades
+ * to the rows of every namespaced kind, collected or not, sent or not.
+ */
+export function kindDigestsToStore(
+  stored: Readonly<Record<string, string>> | null,
+  sent: ReadonlyMap<KindKey, string>,
+  counts: Partial<Record<KindKey, { duplicates: number; pruned: number }>>,
+): Record<string, string> {
+  if ((counts.namespaces?.pruned ?? 0) > 0) return {};
+  const out: Record<string, string> = { ...stored };
+  for (const [kind, digest] of sent) {
+    if ((counts[kind]?.duplicates ?? 0) > 0) delete out[kind];
+    else out[kind] = digest;
+  }
+  return out;
+}
 
 /** Starts a digest no stored row has: its row is taken as changed. */
 const UNMATCHED = 'unmatched:';

@@ -127,6 +127,11 @@ export class IncomingRows {
   readonly #read = new Map<KindKey, IncomingRow[]>();
   /** Kinds collected and not read yet, in the spec's order. */
   readonly #unread: KindKey[] = [];
+  /**
+   * Kinds whose rows are the very rows stored (their kind digest matched):
+   * nothing to compare or validate, read only if a step asks for them.
+   */
+  readonly #unchanged: ReadonlySet<KindKey>;
   /** Rows validated so far, by kind and index. */
   readonly #validated: Partial<Record<KindKey, Map<number, unknown>>> = {};
   /** Changed rows left to validate when read (VALIDATED_AS_WRITTEN). */
@@ -137,17 +142,21 @@ export class IncomingRows {
 
   /**
    * Reads the kinds validated up front now: a malformed node or HPA
-   * refuses the message before anything is written.
+   * refuses the message before anything is written. The `unchanged` kinds
+   * sent the rows stored, as stored (their kind digest matched): they have
+   * no stored rows in `stored`, and are neither compared nor validated.
    */
   constructor(
     inventory: WireInventory,
     kinds: readonly KindKey[],
     stored: ReadonlyMap<KindKey, ReadonlyMap<string, StoredRow>>,
+    unchanged: ReadonlySet<KindKey> = new Set(),
   ) {
     this.#inventory = inventory;
     this.#stored = stored;
+    this.#unchanged = unchanged;
     for (const kind of kinds) {
-      if (inventory[kind] === undefined) continue;
+      if (inventory[kind] === undefined || unchanged.has(kind)) continue;
       if (VALIDATED_AS_WRITTEN.has(kind)) this.#unread.push(kind);
       else
         this.#read.set(
@@ -165,6 +174,11 @@ export class IncomingRows {
   rows(kind: KindKey): readonly IncomingRow[] | undefined {
     const read = this.#read.get(kind);
     if (read !== undefined) return read;
+    if (this.#unchanged.has(kind) && this.#inventory[kind] !== undefined) {
+      const rows = this.#timed(() => this.#readUnchanged(kind));
+      this.#read.set(kind, rows);
+      return rows;
+    }
     const at = this.#unread.indexOf(kind);
     if (at < 0) return undefined;
     this.#unread.splice(at, 1);
@@ -295,6 +309,27 @@ export class IncomingRows {
       this.#validated[kind] ??= new Map();
     }
     return rows;
+  }
+
+  /**
+   * An unchanged kind's rows: each keyed from its bytes, taken as it was
+   * sent and accepted before, its digest taken only if asked for.
+   */
+  #readUnchanged(kind: KindKey): IncomingRow[] {
+    const sentRows = this.#inventory[kind] as SentRows;
+    const def = KINDS[kind] as KindDefinition;
+    const digests = new LazyDigests(sentRows);
+    const asSent: RowSource = {
+      row: (i) => sentRows.value(i),
+      members: (i, names) => sentRows.members(i, names),
+    };
+    return Array.from({ length: sentRows.length }, (_, i) => {
+      // A row accepted before has its key members as strings.
+      const key =
+        keyAsSent(def, sentRows, i) ??
+        naturalKey(def, sentRows.value(i) as DbRow);
+      return new IncomingRow(key, digests, false, asSent, i);
+    });
   }
 
   /** A changed row validated when first read, or a refusal. */

@@ -349,6 +349,8 @@ export interface LockedCluster {
   last_snapshot_at: Date | null;
   last_snapshot_stamp: Date | null;
   last_stream_seq: number | null;
+  /** Each kind's digest as last applied (digests.ts kindDigest); null: none. */
+  kind_digests: Record<string, string> | null;
 }
 
 /**
@@ -364,7 +366,7 @@ export function lockCluster(
   return queryMaybeOne<LockedCluster & Record<string, unknown>>(
     tx,
     prepared(`select id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
-            last_stream_seq
+            last_stream_seq, kind_digests
      from clusters
      where environment_id = $1 and agent_id = $2
      for no key update`),
@@ -441,6 +443,7 @@ export async function updateClusterAndAsset(
   facts: ClusterFacts,
   assetStatus: string,
   snapshot: SnapshotOrder,
+  kindDigests: Readonly<Record<string, string>>,
 ): Promise<void> {
   await execute(
     tx,
@@ -459,7 +462,7 @@ export async function updateClusterAndAsset(
        last_received_at = now(),
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
-       updated_at = now()
+       kind_digests = $23::jsonb, updated_at = now()
      where id = $1`),
     [
       cluster.id,
@@ -484,6 +487,7 @@ export async function updateClusterAndAsset(
       snapshot.streamSeq ?? null,
       assetStatus,
       cluster.asset_id,
+      JSON.stringify(kindDigests),
     ],
   );
 }

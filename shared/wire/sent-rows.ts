@@ -82,6 +82,28 @@ export class SentRows {
     );
   }
 
+  /**
+   * Every row's bytes at once: the bytes from the first row's start to the
+   * last row's end, and where each row starts and ends in them. The two fix
+   * every row, its order and their number (a kind's digest).
+   */
+  whole(): { bytes: Uint8Array; bounds: Uint32Array } {
+    const { starts, ends } = this.#spans;
+    if (this.length === 0) {
+      return { bytes: new Uint8Array(0), bounds: new Uint32Array(0) };
+    }
+    const first = starts[0] as number;
+    const bounds = new Uint32Array(2 * this.length);
+    for (let i = 0; i < this.length; i++) {
+      bounds[2 * i] = (starts[i] as number) - first;
+      bounds[2 * i + 1] = (ends[i] as number) - first;
+    }
+    return {
+      bytes: this.#view(first, ends[this.length - 1] as number),
+      bounds,
+    };
+  }
+
   #view(start: number, end: number): Uint8Array {
     const bytes = this.#bytes;
     return new Uint8Array(bytes.buffer, bytes.byteOffset + start, end - start);
