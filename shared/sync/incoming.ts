@@ -6,10 +6,16 @@
  * or changed one is validated by the wire schema: before anything is
  * written, or, for a kind validated as written, when first read, the rest
  * by `validateRest()` before the commit. Either way a malformed row refuses
- * the whole message with the reason the whole schema would give.
+ * the whole message with the reason the whole schema would give. A digest
+ * leaves out the members a kind's table does not store (a pod's usage): a
+ * row that matched has those validated on their own.
  */
 import type { SnapshotRows } from '../metrics/series.ts';
-import { validateRows, type WireInventory } from '../wire/decode.ts';
+import {
+  validateMembers,
+  validateRows,
+  type WireInventory,
+} from '../wire/decode.ts';
 import { KIND_KEYS } from '../wire/inventory.ts';
 import type { SentRows } from '../wire/sent-rows.ts';
 import { digestSent, LazyDigests, type SentDigest } from './digests.ts';
@@ -132,6 +138,8 @@ export class IncomingRows {
    * nothing to compare or validate, read only if a step asks for them.
    */
   readonly #unchanged: ReadonlySet<KindKey>;
+  /** Unchanged kinds whose unstored members were validated. */
+  readonly #unstoredValid = new Set<KindKey>();
   /** Rows validated so far, by kind and index. */
   readonly #validated: Partial<Record<KindKey, Map<number, unknown>>> = {};
   /** Changed rows left to validate when read (VALIDATED_AS_WRITTEN). */
@@ -195,6 +203,7 @@ export class IncomingRows {
    */
   validateRest(): void {
     for (const kind of [...this.#unread]) this.rows(kind);
+    for (const kind of this.#unchanged) this.#validateUnchanged(kind);
     for (const [kind, indexes] of this.#pending) {
       const valid = this.#validated[kind];
       const left = indexes.filter((i) => !valid?.has(i));
@@ -262,10 +271,16 @@ export class IncomingRows {
     const def = KINDS[kind] as KindDefinition;
     const lazy =
       kind !== 'workloads' && (stored === undefined || stored.size === 0)
-        ? new LazyDigests(sentRows)
+        ? new LazyDigests(kind, sentRows)
         : undefined;
     const digests =
       lazy === undefined ? digestSent(kind, sentRows, stored) : undefined;
+    if (digests !== undefined) {
+      this.#validateUnstored(
+        kind,
+        digests.flatMap((d, i) => (d.same === undefined ? [] : [i])),
+      );
+    }
     const keys = new Map<number, string>();
     const now: number[] = [];
     for (let i = 0; i < sentRows.length; i++) {
@@ -318,7 +333,8 @@ export class IncomingRows {
   #readUnchanged(kind: KindKey): IncomingRow[] {
     const sentRows = this.#inventory[kind] as SentRows;
     const def = KINDS[kind] as KindDefinition;
-    const digests = new LazyDigests(sentRows);
+    this.#validateUnchanged(kind);
+    const digests = new LazyDigests(kind, sentRows);
     const asSent: RowSource = {
       row: (i) => sentRows.value(i),
       members: (i, names) => sentRows.members(i, names),
@@ -330,6 +346,31 @@ export class IncomingRows {
         naturalKey(def, sentRows.value(i) as DbRow);
       return new IncomingRow(key, digests, false, asSent, i);
     });
+  }
+
+  /**
+   * The members its table does not store (KindDefinition.unstored) of the
+   * rows at `indexes`, each validated on its own, or a refusal: the rows'
+   * digests leave them out, so rows whose digests matched have them
+   * unvalidated, and the series write reads them.
+   */
+  #validateUnstored(kind: KindKey, indexes: readonly number[]): void {
+    const unstored = KINDS[kind].unstored;
+    if (unstored === undefined || indexes.length === 0) return;
+    this.#timed(() =>
+      validateMembers(this.#inventory, kind, unstored, indexes),
+    );
+  }
+
+  /** An unchanged kind's unstored members, validated once (#validateUnstored). */
+  #validateUnchanged(kind: KindKey): void {
+    const rows = this.#inventory[kind];
+    if (rows === undefined || this.#unstoredValid.has(kind)) return;
+    this.#validateUnstored(
+      kind,
+      Array.from({ length: rows.length }, (_, i) => i),
+    );
+    this.#unstoredValid.add(kind);
   }
 
   /** A changed row validated when first read, or a refusal. */

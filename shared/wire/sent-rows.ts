@@ -4,6 +4,7 @@
  * (parses, validates) only the rows whose digests it does not know.
  */
 import {
+  type MemberSpan,
   memberSpan,
   memberSpans,
   type RowSpans,
@@ -18,6 +19,19 @@ export interface CutRow {
   value: Uint8Array;
   /** From after the member's value to the row's end. */
   tail: Uint8Array;
+}
+
+/** A row's bytes with the values of some of its members cut out. */
+export interface RowWithout {
+  /**
+   * For each member named, where its value was cut out of the bytes left
+   * (their offset in `left`, in the order named), or -1 when it is absent.
+   */
+  at: number[];
+  /** The bytes left, in order: the row's bytes between the values cut. */
+  left: Uint8Array[];
+  /** Their total length. */
+  length: number;
 }
 
 /**
@@ -189,6 +203,39 @@ export class SentRows {
       }
     }
     return bytes.toString('utf8', start + 1, end - 1);
+  }
+
+  /**
+   * Row `i`'s bytes without the values of its members `names` (each by its
+   * last occurrence, as JSON.parse reads it; an earlier one stays in the
+   * bytes left), and where each was: undefined when the row is no object
+   * the scan can follow. The bytes left and where the values were fix the
+   * row but for those values.
+   */
+  without(i: number, names: readonly string[]): RowWithout | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    const spans = memberSpans(this.#view(0, end), start, names);
+    if (spans === undefined) return undefined;
+    const cuts: { span: MemberSpan; k: number }[] = [];
+    spans.forEach((span, k) => {
+      if (span !== null) cuts.push({ span, k });
+    });
+    cuts.sort((a, b) => a.span.valueStart - b.span.valueStart);
+    const at = names.map(() => -1);
+    const left: Uint8Array[] = [];
+    let from = start;
+    let length = 0;
+    for (const { span, k } of cuts) {
+      const { valueStart, valueEnd } = span;
+      left.push(this.#view(from, valueStart));
+      length += valueStart - from;
+      at[k] = length;
+      from = valueEnd;
+    }
+    left.push(this.#view(from, end));
+    length += end - from;
+    return { at, left, length };
   }
 
   /**
