@@ -3,7 +3,9 @@
  * no-change resync costs per row as a cluster grows. Each size is the large
  * preset's shape scaled to that many pods (every other kind in proportion);
  * per run, a fresh cluster is synced once, then resynced three times with
- * nothing changed, BENCH_RUNS times (3), medians of all resyncs, after one
+ * nothing stored changed (every running pod's usage moves, as
+ * metrics-server's figures do: mutateInventory), BENCH_RUNS times (3),
+ * medians of all resyncs, after one
  * unmeasured cluster of the first size (the code compiled and warm). Prints, per size, the resync's wall time,
  * this process's and PostgreSQL's CPU, each per row, and the spread of the
  * per-row wall time from the cheapest size to the dearest (target: within
@@ -16,7 +18,11 @@ import { KIND_ORDER } from '../shared/sync/kinds.ts';
 import { syncInventory } from '../shared/sync/sync.ts';
 import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import type { Inventory } from '../shared/wire/inventory.ts';
-import { generateInventory, SIZES } from '../test/fixtures/generate.ts';
+import {
+  generateInventory,
+  mutateInventory,
+  SIZES,
+} from '../test/fixtures/generate.ts';
 import { benchDatabase, median, postgresCpuMs } from './common.ts';
 import { type Figure, round, writeResults } from './results.ts';
 
@@ -58,7 +64,7 @@ const rowCount = (inv: Inventory) =>
 
 /**
  * A fresh cluster of `pods` pods synced once; `resync(n)` resyncs it with
- * nothing changed, n times five minutes on.
+ * nothing stored changed (its pods' usage moved), n times five minutes on.
  */
 async function syncedCluster(db: Db, pods: number, seed: number) {
   const agentId = randomUUID();
@@ -81,7 +87,16 @@ async function syncedCluster(db: Db, pods: number, seed: number) {
     rows: rowCount(generated),
     /** The n-th resync's message, as the agent sends it (not measured). */
     message: (n: number) =>
-      Buffer.from(JSON.stringify({ ...generated, timestamp: at(n) })),
+      Buffer.from(
+        JSON.stringify(
+          mutateInventory(generated, {
+            seed: n,
+            changeFraction: 0,
+            removeFraction: 0,
+            timestamp: at(n),
+          }),
+        ),
+      ),
     resync: async (n: number, message: Buffer) => {
       await syncInventory(db, subject, decodeInventoryJson(message), {
         now: () => new Date(at(n)),
