@@ -7,6 +7,7 @@ import {
   type MemberSpan,
   memberSpan,
   memberSpans,
+  memberSpansOfRows,
   type RowSpans,
   scanArray,
 } from './message-scan.ts';
@@ -61,6 +62,8 @@ export class SentRows {
   readonly #bytes: Buffer;
   readonly #spans: RowSpans;
   readonly #values: unknown[];
+  /** Every row's spans of some members, by their names (#rowsMembers). */
+  readonly #named = new Map<string, ((MemberSpan | null)[] | undefined)[]>();
 
   /** Rows at `spans` of `bytes`, the body of `message` when it has one. */
   constructor(bytes: Buffer, spans: RowSpans, message?: SentMessage) {
@@ -175,9 +178,8 @@ export class SentRows {
    * event's times, a node's addresses), read on every resync.
    */
   members(i: number, names: readonly string[]): unknown[] | undefined {
-    const start = this.#spans.starts[i] as number;
-    const end = this.#spans.ends[i] as number;
-    const spans = memberSpans(this.#view(0, end), start, names);
+    const spans =
+      this.#named.get(names.join('\n'))?.[i] ?? this.#memberSpans(i, names);
     if (spans === undefined) return undefined;
     return spans.map((span) => {
       if (span === null) return undefined;
@@ -215,7 +217,7 @@ export class SentRows {
   without(i: number, names: readonly string[]): RowWithout | undefined {
     const start = this.#spans.starts[i] as number;
     const end = this.#spans.ends[i] as number;
-    const spans = memberSpans(this.#view(0, end), start, names);
+    const spans = this.#rowsMembers(names)[i];
     if (spans === undefined) return undefined;
     const cuts: { span: MemberSpan; k: number }[] = [];
     spans.forEach((span, k) => {
@@ -236,6 +238,34 @@ export class SentRows {
     left.push(this.#view(from, end));
     length += end - from;
     return { at, left, length };
+  }
+
+  /** Row `i`'s members `names` (memberSpans), scanned on their own. */
+  #memberSpans(
+    i: number,
+    names: readonly string[],
+  ): (MemberSpan | null)[] | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    // Up to the row's end only: the scan must not read past it.
+    return memberSpans(this.#view(0, end), start, names);
+  }
+
+  /**
+   * Every row's members `names`, found in one scan of the rows' bytes and
+   * kept: a kind whose digest leaves them out cuts every row around them,
+   * then reads them (members) to validate them on their own.
+   */
+  #rowsMembers(
+    names: readonly string[],
+  ): ((MemberSpan | null)[] | undefined)[] {
+    const key = names.join('\n');
+    let spans = this.#named.get(key);
+    if (spans === undefined) {
+      spans = memberSpansOfRows(this.#bytes, this.#spans, names);
+      this.#named.set(key, spans);
+    }
+    return spans;
   }
 
   /**
