@@ -57,7 +57,8 @@ export interface KindDefinition<K extends KindKey = KindKey> {
    * read them): read only from the rows as sent, by the series write. The
    * row's digests leave them out (shared/sync/digests.ts), so a row that
    * changed only there is neither written nor validated whole; each such
-   * member is validated on its own instead.
+   * member is validated on its own instead. Not for workloads, whose row
+   * digest cuts out their spec facts instead.
    */
   unstored?: readonly string[];
   /** The table row: exactly `columns`, in that order. */
