@@ -4,10 +4,11 @@
  * sync). BENCH_CLUSTERS (200) medium clusters are first synced once; then,
  * for --duration seconds, they resync at --rate resyncs a second in all
  * (each cluster every BENCH_CLUSTERS / rate seconds, spread evenly), each
- * with 1% of its rows changed. The default rate is the issue's target, 15
- * a second: the p99 then tells whether the stack carries it; a rate above
- * what the stack settles shows its capacity instead (and its latencies are
- * the backlog's).
+ * with 1% of its rows changed and every running pod's usage moved, as
+ * metrics-server's figures do (mutateInventory). The default rate is the
+ * issue's target, 15 a second: the p99 then tells whether the stack carries
+ * it; a rate above what the stack settles shows its capacity instead (and
+ * its latencies are the backlog's).
  *
  * Each part runs in its own process, so its CPU is read apart (/proc): the
  * agents (bench/ingest-publisher.ts: pre-generated variants, gzip members

@@ -12,7 +12,9 @@
  * Per record, over BENCH_ROUNDS (6) rounds after each cluster's first sync
  * and one warm round: the handler process's CPU and PostgreSQL's, for a
  * no-change resync and for a 1%-changed one, and their ratio (target: the
- * handler's own CPU at most 2× PostgreSQL's for a no-change resync). Not
+ * handler's own CPU at most 2× PostgreSQL's for a no-change resync). No
+ * change means none to what is stored: in both, every running pod's usage
+ * moves, as metrics-server's figures do at each sync (mutateInventory). Not
  * measured: X-Ray (the tracer is off outside Lambda). `--profile` takes a
  * V8 CPU profile of the handler process over the measured rounds only (one
  * for the no-change rounds, one for the 1%-changed ones; not the first
@@ -231,7 +233,8 @@ try {
   await new Promise<void>((resolve) =>
     handlerProcess.once('message', () => resolve()),
   );
-  // Each cluster's inventory, its 1%-changed variant, gzip as agents send.
+  // Each cluster's inventory, its no-change (usage moved) or 1%-changed
+  // variant, gzip as agents send.
   const clusters = Array.from({ length: CLUSTERS }, (_, i) => {
     const agentId = randomUUID();
     const inventory = generateInventory({
@@ -254,14 +257,12 @@ try {
   ) =>
     gzipSync(
       JSON.stringify(
-        changed
-          ? mutateInventory(c.inventory, {
-              seed: round,
-              changeFraction: 0.01,
-              removeFraction: 0,
-              timestamp: at(round),
-            })
-          : { ...c.inventory, timestamp: at(round) },
+        mutateInventory(c.inventory, {
+          seed: round,
+          changeFraction: changed ? 0.01 : 0,
+          removeFraction: 0,
+          timestamp: at(round),
+        }),
       ),
     );
   const batchOf = (round: number, changed: boolean): SQSEvent => ({

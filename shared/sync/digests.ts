@@ -4,10 +4,11 @@
  * bytes without parsing it. Taken straight from the message's bytes
  * (SentRows), this file is the only part of the sync that reads them.
  */
-import { hash as digest } from 'node:crypto';
+import { createHash, hash as digest } from 'node:crypto';
+import type { WireInventory } from '../wire/decode.ts';
 import { WIRE_RULES_VERSION } from '../wire/inventory.ts';
 import type { SentRows } from '../wire/sent-rows.ts';
-import { type KindKey, ROW_SHAPE_VERSION } from './kinds.ts';
+import { KINDS, type KindKey, ROW_SHAPE_VERSION } from './kinds.ts';
 import type { StoredRow } from './repo.ts';
 
 /**
@@ -16,6 +17,102 @@ import type { StoredRow } from './repo.ts';
  * by these very rules, so they are not validated again.
  */
 const DIGEST_TAG = `${ROW_SHAPE_VERSION}.${WIRE_RULES_VERSION}:`;
+
+/** How many bytes a kind digest gathers before it hashes them. */
+const FLUSH_AT = 48 * 1024;
+
+/**
+ * A kind's digest, tagged: of its rows' bytes as sent (as their row digests
+ * read them: the part the table stores, for a kind with `unstored` members),
+ * where each row starts and ends, and how many there are, so equal digests
+ * mean the same stored rows in the same order. Stored with the cluster (clusters.kind_digests), it
+ * lets a resync that sent a kind's very rows again leave them unread: one
+ * hash over the kind's bytes instead of one per row and a stored row each.
+ */
+export function kindDigest(kind: KindKey, rows: SentRows): string {
+  const unstored = KINDS[kind].unstored;
+  const hash = createHash('sha256').update(`${DIGEST_TAG}${rows.length}:`);
+  if (unstored === undefined) {
+    const { bytes, bounds } = rows.whole();
+    hash
+      .update(
+        new Uint8Array(bounds.buffer, bounds.byteOffset, bounds.byteLength),
+      )
+      .update(bytes);
+  } else {
+    // Each row as its digest reads it (storedPart), after its length,
+    // hashed a buffer's worth at a time.
+    let at = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const { prefix, parts, length } = storedPart(rows, i, unstored);
+      at = put(at, `${prefix}${length}:`, parts);
+      if (at >= FLUSH_AT) {
+        hash.update(cutBytes.subarray(0, at));
+        at = 0;
+      }
+    }
+    hash.update(cutBytes.subarray(0, at));
+  }
+  return DIGEST_TAG + hash.digest('base64');
+}
+
+/**
+ * The kind whose rows change between two snapshots of the same bytes: an
+ * event ages out of the 24 h list as the snapshot time moves on, and the
+ * retention sweep deletes events between syncs. It keeps no kind digest.
+ */
+const AGING_KIND: KindKey = 'events';
+
+/** The kind digests of a snapshot's collected kinds that keep one. */
+export function kindDigests(
+  inventory: WireInventory,
+  kinds: readonly KindKey[],
+): Map<KindKey, string> {
+  const out = new Map<KindKey, string>();
+  for (const kind of kinds) {
+    const rows = inventory[kind];
+    if (rows !== undefined && kind !== AGING_KIND) {
+      out.set(kind, kindDigest(kind, rows));
+    }
+  }
+  return out;
+}
+
+/**
+ * The kinds a resync sent the very rows of that the cluster stores: their
+ * kind digest is the one stored when they were last applied.
+ */
+export function unchangedKinds(
+  sent: ReadonlyMap<KindKey, string>,
+  stored: Readonly<Record<string, string>> | null,
+): Set<KindKey> {
+  const out = new Set<KindKey>();
+  for (const [kind, digest] of sent) {
+    if (stored?.[kind] === digest) out.add(kind);
+  }
+  return out;
+}
+
+/**
+ * The kind digests to store once a snapshot is applied: the sent ones, the
+ * stored ones of kinds it did not collect (their rows were left as they
+ * were). None for a kind with a duplicate key (its rows are fewer than it
+ * sent), and none at all when a namespace was pruned: the prune cascades
+ * to the rows of every namespaced kind, collected or not, sent or not.
+ */
+export function kindDigestsToStore(
+  stored: Readonly<Record<string, string>> | null,
+  sent: ReadonlyMap<KindKey, string>,
+  counts: Partial<Record<KindKey, { duplicates: number; pruned: number }>>,
+): Record<string, string> {
+  if ((counts.namespaces?.pruned ?? 0) > 0) return {};
+  const out: Record<string, string> = { ...stored };
+  for (const [kind, digest] of sent) {
+    if ((counts[kind]?.duplicates ?? 0) > 0) delete out[kind];
+    else out[kind] = digest;
+  }
+  return out;
+}
 
 /** Starts a digest no stored row has: its row is taken as changed. */
 const UNMATCHED = 'unmatched:';
@@ -29,34 +126,86 @@ function sha256(bytes: Uint8Array): string {
   return digest('sha256', bytes, 'base64');
 }
 
-/** The untagged digest of row `i` as sent (every kind's but workloads'). */
-function sentDigest(rows: SentRows, i: number): string {
-  return sha256(rows.bytes(i));
+/**
+ * The untagged digest of row `i` as sent (every kind's but workloads'): of
+ * the part its table stores, when the kind's rows carry members it does not
+ * (storedPart).
+ */
+function sentDigest(kind: KindKey, rows: SentRows, i: number): string {
+  const unstored = KINDS[kind].unstored;
+  if (unstored === undefined) return sha256(rows.bytes(i));
+  const { prefix, parts } = storedPart(rows, i, unstored);
+  return sha256Of(prefix, parts);
+}
+
+/** Where nothing was cut, for a row the scan does not follow. */
+const UNCUT = '*:';
+
+/**
+ * Row `i`'s bytes a digest is taken over when its kind's rows carry the
+ * members `unstored` that the table does not store (KindDefinition.unstored):
+ * the row's bytes without those members' values, after where each was cut
+ * out. A row that changed only there has the same digest, so it is not
+ * written; its stored columns are the same. The prefix makes the encoding
+ * injective: it ends at its first colon, and says where the values were.
+ * A row the scan does not follow is digested whole, under its own prefix.
+ */
+function storedPart(
+  rows: SentRows,
+  i: number,
+  unstored: readonly string[],
+): { prefix: string; parts: readonly Uint8Array[]; length: number } {
+  const cut = rows.without(i, unstored);
+  if (cut === undefined) {
+    const bytes = rows.bytes(i);
+    return { prefix: UNCUT, parts: [bytes], length: bytes.length };
+  }
+  return {
+    prefix: `${cut.at.join(',')}:`,
+    parts: cut.left,
+    length: cut.length,
+  };
 }
 
 /**
- * Bytes a workload's row digest is taken over, reused from row to row
- * (synchronously, so by one row at a time): one native hash call over a
- * copy costs less than a hash object fed three pieces.
+ * Bytes a cut row's digest (or a kind digest) is taken over, reused from
+ * row to row (synchronously, so by one digest at a time): one native hash
+ * call over a copy costs less than a hash object fed several pieces.
  */
 let cutBytes = Buffer.allocUnsafe(64 * 1024);
 
-/** The untagged digest of `prefix` (ASCII), then `head`, then `tail`. */
-function sha256Of(prefix: string, head: Uint8Array, tail: Uint8Array): string {
-  const length = prefix.length + head.length + tail.length;
-  if (length > cutBytes.length) {
-    cutBytes = Buffer.allocUnsafe(Math.max(length, 2 * cutBytes.length));
+/**
+ * Writes `prefix` (ASCII), then `parts`, into cutBytes at `at`, growing it
+ * (its bytes before `at` kept); returns where they end.
+ */
+function put(at: number, prefix: string, parts: readonly Uint8Array[]): number {
+  let length = prefix.length;
+  for (const part of parts) length += part.length;
+  if (at + length > cutBytes.length) {
+    const grown = Buffer.allocUnsafe(
+      Math.max(at + length, 2 * cutBytes.length),
+    );
+    cutBytes.copy(grown, 0, 0, at);
+    cutBytes = grown;
   }
-  cutBytes.write(prefix, 0, 'latin1');
-  cutBytes.set(head, prefix.length);
-  cutBytes.set(tail, prefix.length + head.length);
-  return sha256(cutBytes.subarray(0, length));
+  let end = at + cutBytes.write(prefix, at, 'latin1');
+  for (const part of parts) {
+    cutBytes.set(part, end);
+    end += part.length;
+  }
+  return end;
+}
+
+/** The untagged digest of `prefix` (ASCII), then `parts`. */
+function sha256Of(prefix: string, parts: readonly Uint8Array[]): string {
+  // put may replace cutBytes: read it after.
+  const end = put(0, prefix, parts);
+  return sha256(cutBytes.subarray(0, end));
 }
 
 /** Where the facts were cut out, for a row that has none. */
 const NO_FACTS_CUT = '-:';
 const NULL_BYTES = Buffer.from('null');
-const NO_BYTES = new Uint8Array(0);
 
 /**
  * A workload's two digests, untagged: of its bytes without its spec facts'
@@ -72,12 +221,12 @@ function workloadDigests(
   if (cut === undefined) return undefined; // no object the scan follows
   if (cut === null) {
     return {
-      hash: sha256Of(NO_FACTS_CUT, rows.bytes(i), NO_BYTES),
+      hash: sha256Of(NO_FACTS_CUT, [rows.bytes(i)]),
       factsHash: sha256(NULL_BYTES),
     };
   }
   return {
-    hash: sha256Of(`${cut.head.length}:`, cut.head, cut.tail),
+    hash: sha256Of(`${cut.head.length}:`, [cut.head, cut.tail]),
     factsHash: sha256(cut.value),
   };
 }
@@ -98,15 +247,17 @@ export interface SentDigest {
  * are few.
  */
 export class LazyDigests {
+  readonly #kind: KindKey;
   readonly #rows: SentRows;
 
-  constructor(rows: SentRows) {
+  constructor(kind: KindKey, rows: SentRows) {
+    this.#kind = kind;
     this.#rows = rows;
   }
 
   /** Row `index`'s tagged digest, as content_hash stores it. */
   of(index: number): string {
-    return DIGEST_TAG + sentDigest(this.#rows, index);
+    return DIGEST_TAG + sentDigest(this.#kind, this.#rows, index);
   }
 }
 
@@ -159,7 +310,7 @@ export function digestSent(
         same,
       };
     } else {
-      const hash = sentDigest(rows, i);
+      const hash = sentDigest(kind, rows, i);
       const same = byDigest.get(hash);
       // A stored row's digest is this one tagged: reused, not built again.
       out[i] = {

@@ -6,10 +6,16 @@
  * or changed one is validated by the wire schema: before anything is
  * written, or, for a kind validated as written, when first read, the rest
  * by `validateRest()` before the commit. Either way a malformed row refuses
- * the whole message with the reason the whole schema would give.
+ * the whole message with the reason the whole schema would give. A digest
+ * leaves out the members a kind's table does not store (a pod's usage): a
+ * row that matched has those validated on their own.
  */
 import type { SnapshotRows } from '../metrics/series.ts';
-import { validateRows, type WireInventory } from '../wire/decode.ts';
+import {
+  validateMembers,
+  validateRows,
+  type WireInventory,
+} from '../wire/decode.ts';
 import { KIND_KEYS } from '../wire/inventory.ts';
 import type { SentRows } from '../wire/sent-rows.ts';
 import { digestSent, LazyDigests, type SentDigest } from './digests.ts';
@@ -127,6 +133,13 @@ export class IncomingRows {
   readonly #read = new Map<KindKey, IncomingRow[]>();
   /** Kinds collected and not read yet, in the spec's order. */
   readonly #unread: KindKey[] = [];
+  /**
+   * Kinds whose rows are the very rows stored (their kind digest matched):
+   * nothing to compare or validate, read only if a step asks for them.
+   */
+  readonly #unchanged: ReadonlySet<KindKey>;
+  /** Unchanged kinds whose unstored members were validated. */
+  readonly #unstoredValid = new Set<KindKey>();
   /** Rows validated so far, by kind and index. */
   readonly #validated: Partial<Record<KindKey, Map<number, unknown>>> = {};
   /** Changed rows left to validate when read (VALIDATED_AS_WRITTEN). */
@@ -137,17 +150,21 @@ export class IncomingRows {
 
   /**
    * Reads the kinds validated up front now: a malformed node or HPA
-   * refuses the message before anything is written.
+   * refuses the message before anything is written. The `unchanged` kinds
+   * sent the rows stored, as stored (their kind digest matched): they have
+   * no stored rows in `stored`, and are neither compared nor validated.
    */
   constructor(
     inventory: WireInventory,
     kinds: readonly KindKey[],
     stored: ReadonlyMap<KindKey, ReadonlyMap<string, StoredRow>>,
+    unchanged: ReadonlySet<KindKey> = new Set(),
   ) {
     this.#inventory = inventory;
     this.#stored = stored;
+    this.#unchanged = unchanged;
     for (const kind of kinds) {
-      if (inventory[kind] === undefined) continue;
+      if (inventory[kind] === undefined || unchanged.has(kind)) continue;
       if (VALIDATED_AS_WRITTEN.has(kind)) this.#unread.push(kind);
       else
         this.#read.set(
@@ -165,6 +182,11 @@ export class IncomingRows {
   rows(kind: KindKey): readonly IncomingRow[] | undefined {
     const read = this.#read.get(kind);
     if (read !== undefined) return read;
+    if (this.#unchanged.has(kind) && this.#inventory[kind] !== undefined) {
+      const rows = this.#timed(() => this.#readUnchanged(kind));
+      this.#read.set(kind, rows);
+      return rows;
+    }
     const at = this.#unread.indexOf(kind);
     if (at < 0) return undefined;
     this.#unread.splice(at, 1);
@@ -181,6 +203,7 @@ export class IncomingRows {
    */
   validateRest(): void {
     for (const kind of [...this.#unread]) this.rows(kind);
+    for (const kind of this.#unchanged) this.#validateUnchanged(kind);
     for (const [kind, indexes] of this.#pending) {
       const valid = this.#validated[kind];
       const left = indexes.filter((i) => !valid?.has(i));
@@ -248,10 +271,16 @@ export class IncomingRows {
     const def = KINDS[kind] as KindDefinition;
     const lazy =
       kind !== 'workloads' && (stored === undefined || stored.size === 0)
-        ? new LazyDigests(sentRows)
+        ? new LazyDigests(kind, sentRows)
         : undefined;
     const digests =
       lazy === undefined ? digestSent(kind, sentRows, stored) : undefined;
+    if (digests !== undefined) {
+      this.#validateUnstored(
+        kind,
+        digests.flatMap((d, i) => (d.same === undefined ? [] : [i])),
+      );
+    }
     const keys = new Map<number, string>();
     const now: number[] = [];
     for (let i = 0; i < sentRows.length; i++) {
@@ -295,6 +324,53 @@ export class IncomingRows {
       this.#validated[kind] ??= new Map();
     }
     return rows;
+  }
+
+  /**
+   * An unchanged kind's rows: each keyed from its bytes, taken as it was
+   * sent and accepted before, its digest taken only if asked for.
+   */
+  #readUnchanged(kind: KindKey): IncomingRow[] {
+    const sentRows = this.#inventory[kind] as SentRows;
+    const def = KINDS[kind] as KindDefinition;
+    this.#validateUnchanged(kind);
+    const digests = new LazyDigests(kind, sentRows);
+    const asSent: RowSource = {
+      row: (i) => sentRows.value(i),
+      members: (i, names) => sentRows.members(i, names),
+    };
+    return Array.from({ length: sentRows.length }, (_, i) => {
+      // A row accepted before has its key members as strings.
+      const key =
+        keyAsSent(def, sentRows, i) ??
+        naturalKey(def, sentRows.value(i) as DbRow);
+      return new IncomingRow(key, digests, false, asSent, i);
+    });
+  }
+
+  /**
+   * The members its table does not store (KindDefinition.unstored) of the
+   * rows at `indexes`, each validated on its own, or a refusal: the rows'
+   * digests leave them out, so rows whose digests matched have them
+   * unvalidated, and the series write reads them.
+   */
+  #validateUnstored(kind: KindKey, indexes: readonly number[]): void {
+    const unstored = KINDS[kind].unstored;
+    if (unstored === undefined || indexes.length === 0) return;
+    this.#timed(() =>
+      validateMembers(this.#inventory, kind, unstored, indexes),
+    );
+  }
+
+  /** An unchanged kind's unstored members, validated once (#validateUnstored). */
+  #validateUnchanged(kind: KindKey): void {
+    const rows = this.#inventory[kind];
+    if (rows === undefined || this.#unstoredValid.has(kind)) return;
+    this.#validateUnstored(
+      kind,
+      Array.from({ length: rows.length }, (_, i) => i),
+    );
+    this.#unstoredValid.add(kind);
   }
 
   /** A changed row validated when first read, or a refusal. */

@@ -21,7 +21,7 @@ import { type Inventory, KIND_KEYS, type KindKey } from '../wire/inventory.ts';
  * Bumped whenever a kind's mapping to its table or the digest changes, so
  * that every row is rewritten once instead of being taken as unchanged.
  */
-export const ROW_SHAPE_VERSION = '5';
+export const ROW_SHAPE_VERSION = '6';
 
 type RowOf<K extends KindKey> = NonNullable<Inventory[K]>[number];
 export type DbRow = Record<string, unknown>;
@@ -52,6 +52,15 @@ export interface KindDefinition<K extends KindKey = KindKey> {
   insertOnly?: readonly string[];
   /** Digests the sync keeps beside content_hash, written like it. */
   digests?: readonly string[];
+  /**
+   * Members the row carries and its table does not store (`toRow` does not
+   * read them): read only from the rows as sent, by the series write. The
+   * row's digests leave them out (shared/sync/digests.ts), so a row that
+   * changed only there is neither written nor validated whole; each such
+   * member is validated on its own instead. Not for workloads, whose row
+   * digest cuts out their spec facts instead.
+   */
+  unstored?: readonly string[];
   /** The table row: exactly `columns`, in that order. */
   toRow(row: RowOf<K>): DbRow;
 }
@@ -63,6 +72,7 @@ interface KindSpec<K extends KindKey, R extends DbRow> {
   links: readonly Link[];
   insertOnly?: readonly string[];
   digests?: readonly string[];
+  unstored?: readonly string[];
   /**
    * The row as an object literal (fast properties: V8 made a row built key
    * by key, or `{ ...meta, twenty more }`, a slow dictionary object, which
@@ -240,6 +250,9 @@ const pods = defineKind('pods', {
   table: 'k8s_pods',
   keyColumns: NS_KEY,
   links: ['namespace', 'node', 'workload'],
+  // Summed from metrics-server, it moves at nearly every sync: it goes to
+  // the metrics series only (shared/metrics/series.ts).
+  unstored: ['usage'],
   toRow: (r) => {
     const containers = r.containers ?? [];
     return withMeta(r, {

@@ -48,6 +48,8 @@ export interface PreparedKind {
   stored: Map<string, StoredRow>;
   /** Events only: the rows to copy to the 14-day history, as JSON. */
   history?: string | undefined;
+  /** Its kind digest was the stored one: no row compared (unchangedKind). */
+  sameDigest: boolean;
 }
 
 /**
@@ -116,6 +118,31 @@ export function prepareKind(
     incoming,
     stored: storedRows,
     history: kind === 'events' ? historyJson(sent, unchanged, ctx) : undefined,
+    sameDigest: false,
+  };
+}
+
+/**
+ * A kind whose kind digest matched the stored one: its rows are the stored
+ * rows as sent, in order, with no key twice (a kind with a duplicate key
+ * keeps no digest), so nothing is written or pruned and every row counts as
+ * unchanged, none of them read.
+ */
+export function unchangedKind(kind: KindKey, received: number): PreparedKind {
+  return {
+    kind,
+    changed: [],
+    received,
+    duplicates: 0,
+    duplicateKeys: [],
+    upserted: 0,
+    added: 0,
+    gone: [],
+    replaced: [],
+    factsOnly: { ids: [], digests: [] },
+    incoming: new Map(),
+    stored: new Map(),
+    sameDigest: true,
   };
 }
 

@@ -336,11 +336,13 @@ export interface LockedCluster {
   last_snapshot_at: Date | null;
   last_snapshot_stamp: Date | null;
   last_stream_seq: number | null;
+  /** Each kind's digest as last applied (digests.ts kindDigest); null: none. */
+  kind_digests: Record<string, string> | null;
 }
 
 /** The locked cluster's columns (LockedCluster). */
 const LOCKED_COLUMNS = `id, asset_id, name, last_snapshot_at, last_snapshot_stamp,
-  last_stream_seq`;
+  last_stream_seq, kind_digests`;
 
 /**
  * Locks the cluster row (FOR NO KEY UPDATE: serializes syncs of one cluster
@@ -475,6 +477,7 @@ export async function updateClusterAndAsset(
   facts: ClusterFacts,
   assetStatus: string,
   snapshot: SnapshotOrder,
+  kindDigests: Readonly<Record<string, string>>,
   rowsWritten: boolean,
 ): Promise<void> {
   await execute(
@@ -494,9 +497,9 @@ export async function updateClusterAndAsset(
        last_received_at = now(),
        last_snapshot_at = greatest(last_snapshot_at, $18),
        last_snapshot_stamp = $19, last_stream_seq = $20,
-       updated_at = now()
+       kind_digests = $23::jsonb, updated_at = now()
      where id = $1
-       and case when $23::boolean then true
+       and case when $24::boolean then true
          else (select set_config('synchronous_commit', 'off', true)) = 'off' end`),
     [
       cluster.id,
@@ -521,6 +524,7 @@ export async function updateClusterAndAsset(
       snapshot.streamSeq ?? null,
       assetStatus,
       cluster.asset_id,
+      JSON.stringify(kindDigests),
       rowsWritten,
     ],
   );

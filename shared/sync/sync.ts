@@ -35,12 +35,14 @@ import { faultPoint } from '../faults.ts';
 import type { SnapshotRows } from '../metrics/series.ts';
 import { toWireInventory, type WireInventory } from '../wire/decode.ts';
 import type { Inventory, WorkloadRow } from '../wire/inventory.ts';
+import { kindDigests, kindDigestsToStore, unchangedKinds } from './digests.ts';
 import { type IncomingRow, IncomingRows, validateAllRows } from './incoming.ts';
 import { KIND_ORDER, type KindKey, type Link, PRUNE_ORDER } from './kinds.ts';
 import {
   type PrepareContext,
   type PreparedKind,
   prepareKind,
+  unchangedKind,
 } from './prepare.ts';
 import {
   deferRollups,
@@ -82,6 +84,11 @@ export interface KindCounts {
   duplicateKeys: string[];
   /** Whether its rows, all new, were written by COPY (write-kind.ts). */
   copied: boolean;
+  /**
+   * Whether its kind digest was the stored one: the rows stored, sent
+   * again in the same order, left unread (digests.ts kindDigest).
+   */
+  sameDigest: boolean;
 }
 
 export interface SyncResult {
@@ -218,13 +225,23 @@ export async function syncInventory(
         snapshotAt,
         clamped,
       };
-      // Under the lock: the stored digests tell which rows changed, and
-      // only those are validated, before anything is written.
+      // Under the lock: a kind whose digest is the stored one sent the
+      // rows stored and is left alone; for the others, the stored rows'
+      // digests tell which rows changed, and only those are validated,
+      // before anything is written.
       const present = KIND_ORDER.filter((k) => inventory[k] !== undefined);
+      const sentDigests = kindDigests(inventory, present);
+      const unchanged = created
+        ? new Set<KindKey>()
+        : unchangedKinds(sentDigests, cluster.kind_digests);
       const stored = created
         ? new Map<KindKey, Map<string, StoredRow>>()
-        : await storedRowsByKind(tx, cluster.id, present);
-      const incoming = new IncomingRows(inventory, present, stored);
+        : await storedRowsByKind(
+            tx,
+            cluster.id,
+            present.filter((k) => !unchanged.has(k)),
+          );
+      const incoming = new IncomingRows(inventory, present, stored, unchanged);
       const seriesRows = incoming.seriesRows();
 
       const applied = {
@@ -261,6 +278,8 @@ export async function syncInventory(
         incoming,
         stored,
         {
+          unchanged: (kind) =>
+            unchanged.has(kind) ? inventory[kind]?.length : undefined,
           snapshotAt,
           span,
           retentionHours: options.eventRetentionHours ?? 24,
@@ -293,6 +312,7 @@ export async function syncInventory(
           },
           assetStatus,
           order,
+          kindDigestsToStore(cluster.kind_digests, sentDigests, kinds),
           rowsWritten ||
             (applications !== undefined &&
               applications.written + applications.pruned > 0),
@@ -376,6 +396,8 @@ async function storedRowsByKind(
 }
 
 interface ApplyContext extends PrepareContext {
+  /** An unchanged kind's row count (its kind digest matched), else undefined. */
+  unchanged: (kind: KindKey) => number | undefined;
   span: SpanRunner;
   beforePrune: ((tx: Tx) => Promise<void>) | undefined;
 }
@@ -436,8 +458,12 @@ async function applyKinds(
     tx,
     cluster.id,
     present,
-    (kind) =>
-      prepareKind(kind, incoming.rows(kind) ?? [], stored.get(kind), ctx),
+    (kind) => {
+      const received = ctx.unchanged(kind);
+      return received !== undefined
+        ? unchangedKind(kind, received)
+        : prepareKind(kind, incoming.rows(kind) ?? [], stored.get(kind), ctx);
+    },
     { span: ctx.span, spanOf: SPAN_OF },
   );
   // Steps 3 to 15, one kind at a time in the spec's order.
@@ -533,6 +559,7 @@ function countsOf(prepared: PreparedKind): KindCounts {
     duplicates: prepared.duplicates,
     duplicateKeys: prepared.duplicateKeys,
     copied: writtenByCopy(prepared),
+    sameDigest: prepared.sameDigest,
   };
 }
 

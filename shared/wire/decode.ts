@@ -252,3 +252,63 @@ export function validateRows(
   }
   return out;
 }
+
+/** Each kind's member validations (memberValidator), made when first used. */
+const MEMBER_VALIDATORS = new Map<string, RowValidator>();
+
+/**
+ * The validation of the member `name` of a kind's rows, on its own: its
+ * field's schema in the kind's row schema, compiled as a row's is. A row
+ * schema drops a member it has no field for, whatever its value.
+ */
+function memberValidator(kind: KindKey, name: string): RowValidator {
+  const id = `${kind}.${name}`;
+  let validate = MEMBER_VALIDATORS.get(id);
+  if (validate === undefined) {
+    const field = (ROW_SCHEMAS[kind] as z.ZodObject).shape[name];
+    validate =
+      field === undefined
+        ? (data: unknown) => ({ success: true, data })
+        : rowValidator(field as z.ZodType);
+    MEMBER_VALIDATORS.set(id, validate);
+  }
+  return validate;
+}
+
+/**
+ * Checks the members `names` of the rows of `kind` at `indexes`, each on
+ * its own, for rows whose other bytes were accepted before (a pod whose
+ * usage alone changed: shared/sync/digests.ts). Each row schema field is
+ * checked apart from the others, so a row with those members accepted is
+ * accepted. A row with one that is no JSON, may spell text PostgreSQL
+ * cannot store, or that its field refuses, is validated whole, which
+ * refuses the message with the reason the whole schema gives.
+ */
+export function validateMembers(
+  inventory: WireInventory,
+  kind: KindKey,
+  names: readonly string[],
+  indexes: Iterable<number>,
+): void {
+  const rows = inventory[kind];
+  if (rows === undefined) return;
+  const validators = names.map((name) => memberValidator(kind, name));
+  const fromBody = rows.message?.mayHoldUnstorable === true;
+  const whole: number[] = [];
+  for (const index of indexes) {
+    let values: unknown[] | undefined;
+    try {
+      values = rows.members(index, names);
+    } catch {
+      values = undefined;
+    }
+    const accepted =
+      values?.every(
+        (value, k) =>
+          !(fromBody && unstorableText(value) !== undefined) &&
+          (validators[k] as RowValidator)(value).success,
+      ) ?? false;
+    if (!accepted) whole.push(index);
+  }
+  if (whole.length > 0) validateRows(inventory, { [kind]: whole });
+}

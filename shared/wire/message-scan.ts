@@ -368,11 +368,52 @@ export function memberSpans(
 ): (MemberSpan | null)[] | undefined {
   // The object's bytes only, as memberSpan: the copy is the row's.
   const s = scanned(bytes.subarray(start));
-  const b = s.b;
-  if (b[0] !== OPEN_BRACE) return undefined;
+  const named = scanNamed(s, 0, names.map(bytesOfName), names, start);
+  return named.end < 0 ? undefined : named.found;
+}
+
+/**
+ * memberSpans of each row at `rows` of `bytes`, over one copy of them all
+ * (a kind's rows, each of which is read): undefined for a row this scan
+ * does not follow, or does not end where the row does.
+ */
+export function memberSpansOfRows(
+  bytes: Uint8Array,
+  rows: RowSpans,
+  names: readonly string[],
+): ((MemberSpan | null)[] | undefined)[] {
+  const n = rows.starts.length;
+  if (n === 0) return [];
+  const first = rows.starts[0] as number;
+  const s = scanned(bytes.subarray(first, rows.ends[n - 1]));
   const nameBytes = names.map(bytesOfName);
+  const out: ((MemberSpan | null)[] | undefined)[] = new Array(n);
+  for (let r = 0; r < n; r++) {
+    const at = (rows.starts[r] as number) - first;
+    const named = scanNamed(s, at, nameBytes, names, first);
+    // Ended elsewhere: it read past its row (or gave up).
+    out[r] =
+      named.end === (rows.ends[r] as number) - first ? named.found : undefined;
+  }
+  return out;
+}
+
+/**
+ * The members `names` (their bytes `nameBytes`) of the object at `i` of
+ * `s`, their spans offset by `base`, and the index just past it (-1: the
+ * scan gave up or it is no object).
+ */
+function scanNamed(
+  s: Scanned,
+  i: number,
+  nameBytes: readonly Uint8Array[],
+  names: readonly string[],
+  base: number,
+): { found: (MemberSpan | null)[]; end: number } {
+  const b = s.b;
   const found: (MemberSpan | null)[] = names.map(() => null);
-  const end = scanMembers(s, 0, (nameStart, nameEnd, valueStart) => {
+  if (b[i] !== OPEN_BRACE) return { found, end: -1 };
+  const end = scanMembers(s, i, (nameStart, nameEnd, valueStart) => {
     const after = valueEnd(s, valueStart);
     // Looked at once per member: most are plain, compared byte for byte.
     const plain = isPlainName(b, nameStart, nameEnd);
@@ -385,15 +426,15 @@ export function memberSpans(
         : read === names[k];
       if (named) {
         found[k] = {
-          nameStart: start + nameStart,
-          valueStart: start + valueStart,
-          valueEnd: start + after,
+          nameStart: base + nameStart,
+          valueStart: base + valueStart,
+          valueEnd: base + after,
         };
       }
     }
     return after;
   });
-  return end < 0 ? undefined : found;
+  return { found, end };
 }
 
 /** The spans of an array's elements, for a JSON text that is one array. */

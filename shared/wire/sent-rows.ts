@@ -4,8 +4,10 @@
  * (parses, validates) only the rows whose digests it does not know.
  */
 import {
+  type MemberSpan,
   memberSpan,
   memberSpans,
+  memberSpansOfRows,
   type RowSpans,
   scanArray,
 } from './message-scan.ts';
@@ -18,6 +20,19 @@ export interface CutRow {
   value: Uint8Array;
   /** From after the member's value to the row's end. */
   tail: Uint8Array;
+}
+
+/** A row's bytes with the values of some of its members cut out. */
+export interface RowWithout {
+  /**
+   * For each member named, where its value was cut out of the bytes left
+   * (their offset in `left`, in the order named), or -1 when it is absent.
+   */
+  at: number[];
+  /** The bytes left, in order: the row's bytes between the values cut. */
+  left: Uint8Array[];
+  /** Their total length. */
+  length: number;
 }
 
 /**
@@ -47,6 +62,8 @@ export class SentRows {
   readonly #bytes: Buffer;
   readonly #spans: RowSpans;
   readonly #values: unknown[];
+  /** Every row's spans of some members, by their names (#rowsMembers). */
+  readonly #named = new Map<string, ((MemberSpan | null)[] | undefined)[]>();
 
   /** Rows at `spans` of `bytes`, the body of `message` when it has one. */
   constructor(bytes: Buffer, spans: RowSpans, message?: SentMessage) {
@@ -80,6 +97,28 @@ export class SentRows {
       this.#spans.starts[i] as number,
       this.#spans.ends[i] as number,
     );
+  }
+
+  /**
+   * Every row's bytes at once: the bytes from the first row's start to the
+   * last row's end, and where each row starts and ends in them. The two fix
+   * every row, its order and their number (a kind's digest).
+   */
+  whole(): { bytes: Uint8Array; bounds: Uint32Array } {
+    const { starts, ends } = this.#spans;
+    if (this.length === 0) {
+      return { bytes: new Uint8Array(0), bounds: new Uint32Array(0) };
+    }
+    const first = starts[0] as number;
+    const bounds = new Uint32Array(2 * this.length);
+    for (let i = 0; i < this.length; i++) {
+      bounds[2 * i] = (starts[i] as number) - first;
+      bounds[2 * i + 1] = (ends[i] as number) - first;
+    }
+    return {
+      bytes: this.#view(first, ends[this.length - 1] as number),
+      bounds,
+    };
   }
 
   #view(start: number, end: number): Uint8Array {
@@ -139,9 +178,8 @@ export class SentRows {
    * event's times, a node's addresses), read on every resync.
    */
   members(i: number, names: readonly string[]): unknown[] | undefined {
-    const start = this.#spans.starts[i] as number;
-    const end = this.#spans.ends[i] as number;
-    const spans = memberSpans(this.#view(0, end), start, names);
+    const spans =
+      this.#named.get(names.join('\n'))?.[i] ?? this.#memberSpans(i, names);
     if (spans === undefined) return undefined;
     return spans.map((span) => {
       if (span === null) return undefined;
@@ -167,6 +205,67 @@ export class SentRows {
       }
     }
     return bytes.toString('utf8', start + 1, end - 1);
+  }
+
+  /**
+   * Row `i`'s bytes without the values of its members `names` (each by its
+   * last occurrence, as JSON.parse reads it; an earlier one stays in the
+   * bytes left), and where each was: undefined when the row is no object
+   * the scan can follow. The bytes left and where the values were fix the
+   * row but for those values.
+   */
+  without(i: number, names: readonly string[]): RowWithout | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    const spans = this.#rowsMembers(names)[i];
+    if (spans === undefined) return undefined;
+    const cuts: { span: MemberSpan; k: number }[] = [];
+    spans.forEach((span, k) => {
+      if (span !== null) cuts.push({ span, k });
+    });
+    cuts.sort((a, b) => a.span.valueStart - b.span.valueStart);
+    const at = names.map(() => -1);
+    const left: Uint8Array[] = [];
+    let from = start;
+    let length = 0;
+    for (const { span, k } of cuts) {
+      const { valueStart, valueEnd } = span;
+      left.push(this.#view(from, valueStart));
+      length += valueStart - from;
+      at[k] = length;
+      from = valueEnd;
+    }
+    left.push(this.#view(from, end));
+    length += end - from;
+    return { at, left, length };
+  }
+
+  /** Row `i`'s members `names` (memberSpans), scanned on their own. */
+  #memberSpans(
+    i: number,
+    names: readonly string[],
+  ): (MemberSpan | null)[] | undefined {
+    const start = this.#spans.starts[i] as number;
+    const end = this.#spans.ends[i] as number;
+    // Up to the row's end only: the scan must not read past it.
+    return memberSpans(this.#view(0, end), start, names);
+  }
+
+  /**
+   * Every row's members `names`, found in one scan of the rows' bytes and
+   * kept: a kind whose digest leaves them out cuts every row around them,
+   * then reads them (members) to validate them on their own.
+   */
+  #rowsMembers(
+    names: readonly string[],
+  ): ((MemberSpan | null)[] | undefined)[] {
+    const key = names.join('\n');
+    let spans = this.#named.get(key);
+    if (spans === undefined) {
+      spans = memberSpansOfRows(this.#bytes, this.#spans, names);
+      this.#named.set(key, spans);
+    }
+    return spans;
   }
 
   /**

@@ -6,7 +6,11 @@
  */
 import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { digestSent, type SentDigest } from '../../../shared/sync/digests.ts';
+import {
+  digestSent,
+  kindDigest,
+  type SentDigest,
+} from '../../../shared/sync/digests.ts';
 import { ROW_SHAPE_VERSION } from '../../../shared/sync/kinds.ts';
 import type { StoredRow } from '../../../shared/sync/repo.ts';
 import type { KindKey } from '../../../shared/wire/inventory.ts';
@@ -136,5 +140,106 @@ describe('digestSent', () => {
 
     // Assess
     expect(digests.map((d) => d.same?.id)).toEqual(['1', '0']);
+  });
+
+  it('digests a pod without its usage, which k8s_pods does not store, prefixed by where it was cut', () => {
+    // Prepare
+    const row = {
+      namespace: 'n',
+      name: 'p',
+      usage: { cpu_millicores: 1, memory_bytes: 2 },
+      phase: 'Running',
+    };
+    const bare = { namespace: 'n', name: 'q', phase: 'Pending' };
+    const stored = storedOf('pods', [row, bare]);
+    const moved = { ...row, usage: { cpu_millicores: 9, memory_bytes: 8 } };
+    const changed = { ...moved, phase: 'Failed' };
+    const elsewhere = { namespace: 'n', name: 'p', phase: 'Running', usage: 1 };
+
+    // Act
+    const digests = digestSent(
+      'pods',
+      SentRows.fromValues([moved, bare, changed, elsewhere, { ...bare }]),
+      stored,
+    );
+
+    // Assess
+    const head = '{"namespace":"n","name":"p","usage":';
+    expect(digests[0]?.hash).toBe(
+      TAG + sha256(`${Buffer.byteLength(head)}:${head},"phase":"Running"}`),
+    );
+    expect(digests[0]?.same?.id).toBe('0');
+    expect(digests[1]?.hash).toBe(TAG + sha256(`-1:${JSON.stringify(bare)}`));
+    expect(digests.map((d) => d.same?.id)).toEqual([
+      '0',
+      '1',
+      undefined, // another phase: a change it stores
+      undefined, // the same members in another order: other bytes
+      '1',
+    ]);
+  });
+
+  it('keeps the usage of a node, whose table stores it, in its digest', () => {
+    // Prepare
+    const row = { name: 'n', usage: { cpu_millicores: 1, memory_bytes: 2 } };
+    const stored = storedOf('nodes', [row]);
+    const moved = { ...row, usage: { cpu_millicores: 3, memory_bytes: 2 } };
+
+    // Act
+    const [digest] = digestSent('nodes', SentRows.fromValues([moved]), stored);
+
+    // Assess
+    expect(digest?.hash).toBe(TAG + sha256(JSON.stringify(moved)));
+    expect(digest?.same).toBeUndefined();
+  });
+});
+
+describe('kindDigest', () => {
+  it('is the same for pods whose usage alone moved, and for nodes only when nothing did', () => {
+    // Prepare
+    const pod = (cpu: number, phase = 'Running') => ({
+      namespace: 'n',
+      name: 'p',
+      usage: { cpu_millicores: cpu, memory_bytes: 2 },
+      phase,
+    });
+    const node = (cpu: number) => ({
+      name: 'n',
+      usage: { cpu_millicores: cpu, memory_bytes: 2 },
+    });
+    const pods = (...rows: unknown[]) =>
+      kindDigest('pods', SentRows.fromValues(rows));
+    const nodes = (...rows: unknown[]) =>
+      kindDigest('nodes', SentRows.fromValues(rows));
+
+    // Act, Assess
+    expect(pods(pod(1), pod(2))).toBe(pods(pod(7), pod(8)));
+    expect(pods(pod(1), pod(2))).not.toBe(pods(pod(1), pod(2, 'Failed')));
+    expect(pods(pod(1), pod(2))).not.toBe(pods(pod(1)));
+    expect(pods(pod(1), pod(2)).startsWith(TAG)).toBe(true);
+    expect(nodes(node(1))).toBe(nodes(node(1)));
+    expect(nodes(node(1))).not.toBe(nodes(node(2)));
+  });
+
+  it('digests a kind of more bytes than it gathers at once as its rows say', () => {
+    // Prepare: rows past the bytes hashed at once, one changed near the end.
+    const pod = (i: number, phase: string) => ({
+      namespace: 'n',
+      name: `p${i}-${'x'.repeat(2000)}`,
+      usage: { cpu_millicores: i, memory_bytes: 2 },
+      phase,
+    });
+    const rows = Array.from({ length: 200 }, (_, i) => pod(i, 'Running'));
+    const later = rows.map((r) => ({ ...r, usage: null }));
+    const changed = [...later];
+    changed[190] = { ...pod(190, 'Failed'), usage: null };
+
+    // Act
+    const digest = (values: unknown[]) =>
+      kindDigest('pods', SentRows.fromValues(values));
+
+    // Assess
+    expect(digest(later)).toBe(digest(rows));
+    expect(digest(changed)).not.toBe(digest(rows));
   });
 });

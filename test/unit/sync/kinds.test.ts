@@ -15,8 +15,8 @@ import {
   storedRowsStatement,
   upsertStatement,
 } from '../../../shared/sync/repo.ts';
-import { parseInventory } from '../../../shared/wire/inventory.ts';
-import { generateInventory } from '../../fixtures/generate.ts';
+import { parseInventory, ROW_SCHEMAS } from '../../../shared/wire/inventory.ts';
+import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
 
 const def = (kind: KindKey) => KINDS[kind] as KindDefinition;
 
@@ -80,6 +80,34 @@ describe('kind definitions', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('maps a row to the same table row whatever its unstored members hold, each a field of its row schema', () => {
+    // Prepare
+    const inventory = parseInventory(
+      mutateInventory(generateInventory({ seed: 3, size: 'small' }), {
+        changeFraction: 0,
+        removeFraction: 0,
+      }),
+    );
+    const withUnstored = KIND_ORDER.filter((k) => def(k).unstored);
+    expect(withUnstored).toEqual(['pods']);
+
+    for (const kind of withUnstored) {
+      const names = def(kind).unstored ?? [];
+      const shape = (ROW_SCHEMAS[kind] as { shape: Record<string, unknown> })
+        .shape;
+      for (const name of names) expect(shape[name]).toBeDefined();
+      for (const row of inventory[kind] ?? []) {
+        const other = { ...(row as object) } as Record<string, unknown>;
+        for (const name of names) other[name] = { cpu_millicores: 42 };
+
+        // Act, Assert
+        expect(def(kind).toRow(other as never)).toEqual(
+          def(kind).toRow(row as never),
+        );
+      }
+    }
   });
 
   it('keys every kind by columns of its own', () => {

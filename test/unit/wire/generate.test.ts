@@ -236,16 +236,46 @@ describe('mutateInventory', () => {
     // Act
     let removed = 0;
     let changed = 0;
+    // A pod's usage moves in every snapshot: the rest is what changed.
+    const stored = (row: unknown) =>
+      JSON.stringify(key === 'pods' ? { ...(row as object), usage: 0 } : row);
     for (const [id, row] of before) {
       const now = after.get(id);
       if (!now) removed++;
-      else if (JSON.stringify(now) !== JSON.stringify(row)) changed++;
+      else if (stored(now) !== stored(row)) changed++;
     }
 
     // Assess
     expect(removed).toBe(Math.round(before.size * 0.02));
     expect(changed).toBe(Math.round(before.size * 0.1));
     expect(after.size).toBe(before.size - removed);
+  });
+
+  it("gives every running pod a new usage, as metrics-server's moves, and other pods none", () => {
+    // Prepare
+    const again = mutateInventory(next, {
+      changeFraction: 0,
+      removeFraction: 0,
+    });
+
+    // Act
+    const pods = (next.pods ?? []).map((pod, i) => ({
+      pod,
+      later: again.pods?.[i],
+    }));
+
+    // Assess
+    const running = pods.filter(({ pod }) => pod.phase === 'Running');
+    expect(running.length).toBeGreaterThan(0);
+    for (const { pod, later } of pods) {
+      if (pod.phase !== 'Running') {
+        expect(later?.usage).toBeNull();
+        continue;
+      }
+      expect(pod.usage?.cpu_millicores).toBeGreaterThan(0);
+      expect(later?.usage).not.toEqual(pod.usage);
+      expect({ ...later, usage: null }).toEqual({ ...pod, usage: null });
+    }
   });
 
   it('returns a new valid inventory, later, and leaves its input alone', () => {

@@ -113,4 +113,68 @@ describe('SentRows.members', () => {
     // Assess
     expect(read).toEqual([null, { last_seen: 'b' }]);
   });
+
+  it('cuts out members’ values, any JSON value, leaving the row’s other bytes and where they were, read the same after', () => {
+    fc.assert(
+      fc.property(
+        fc.array(row, { maxLength: 5 }),
+        fc.boolean(),
+        (rows, escapeLetters) => {
+          // Prepare
+          const text = spelled(rows, escapeLetters);
+          const names = ['namespace', 'other'];
+
+          // Act
+          const sent = sentRows(text);
+          const cut = rows.map((_, i) => sent.without(i, names));
+          const read = rows.map((_, i) => sent.members(i, names));
+
+          // Assess: the values put back where they were make the row.
+          const parsed = JSON.parse(text) as Record<string, unknown>[];
+          for (const [i, r] of parsed.entries()) {
+            const c = cut[i];
+            if (c === undefined) throw new Error('a row the scan follows');
+            const left = Buffer.concat(c.left);
+            expect(left.length).toBe(c.length);
+            const values = read[i] as unknown[];
+            expect(values).toEqual(names.map((n) => r[n]));
+            const at = c.at
+              .map((a, k) => ({ a, k }))
+              .filter(({ a }) => a >= 0)
+              .sort((x, y) => x.a - y.a);
+            let rebuilt = '';
+            let from = 0;
+            for (const { a, k } of at) {
+              rebuilt += left.toString('utf8', from, a);
+              rebuilt += JSON.stringify(values[k]);
+              from = a;
+            }
+            rebuilt += left.toString('utf8', from);
+            expect(JSON.parse(rebuilt)).toEqual(r);
+            expect(c.at.map((a) => a >= 0)).toEqual(names.map((n) => n in r));
+          }
+        },
+      ),
+    );
+  });
+
+  it('cuts out nothing of a row it does not follow, and the rows after it alike', () => {
+    // Prepare: the second row's name holds an escape no parser reads.
+    const bytes = Buffer.from('[{"a":1,"usage":2},{"b\\x":1},{"usage":[3]}]');
+    const spans = scanArray(bytes);
+    if (spans === undefined) throw new Error('scannable');
+    const sent = new SentRows(bytes, spans);
+
+    // Act
+    const cut = [0, 1, 2].map((i) => sent.without(i, ['usage']));
+
+    // Assess
+    expect(cut.map((c) => c?.at)).toEqual([[15], undefined, [9]]);
+    expect(cut.map((c) => c && Buffer.concat(c.left).toString())).toEqual([
+      '{"a":1,"usage":}',
+      undefined,
+      '{"usage":}',
+    ]);
+    expect(sent.members(1, ['usage'])).toBeUndefined();
+  });
 });

@@ -1,0 +1,12 @@
+-- Each kind's digest over its rows' bytes as the last applied snapshot sent
+-- them ({"pods": "5.3:…", …}; shared/sync/digests.ts kindDigest), written
+-- with the cluster row at the end of the sync that applied them. A resync
+-- whose kind has the same digest sent the very rows stored, in the same
+-- order: the sync leaves that kind's rows unread, unlisted and unwritten.
+-- Valid only while nothing but the sync changes those rows: the sync drops
+-- the digests when a namespace prune cascades into other kinds, the events
+-- (which the retention sweep deletes and the snapshot time ages) have none,
+-- and a migration that rewrites a kind's rows must clear this column (a
+-- ROW_SHAPE_VERSION or WIRE_RULES_VERSION bump changes every digest).
+-- Null until the cluster's next sync: every kind is compared row by row.
+alter table clusters add column kind_digests jsonb;
