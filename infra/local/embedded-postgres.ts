@@ -48,6 +48,13 @@ export interface EmbeddedPostgresOptions {
   onNotice?: (line: string) => void;
   /** Remove the data when stopped (a throwaway server for tests). */
   ephemeral?: boolean;
+  /**
+   * How the server checks passwords (pg_hba's method for every client;
+   * `password`, the default, asks for it in the clear). `md5` answers a
+   * login whose password is stored as SCRAM with SCRAM, so one `md5`
+   * server exercises both challenge exchanges a client can meet.
+   */
+  auth?: 'password' | 'md5' | 'scram-sha-256';
 }
 
 const PASSWORD = 'postgres';
@@ -79,6 +86,7 @@ async function startWithPackage(
     password: PASSWORD,
     port: options.port,
     persistent: !options.ephemeral,
+    authMethod: options.auth ?? 'password',
     initdbFlags: INITDB_FLAGS,
     postgresFlags: POSTGRES_FLAGS,
     onLog: (m: unknown) => log(String(m)),
@@ -206,7 +214,7 @@ async function startAsPostgresUser(
     try {
       await runAs(ids, join(bin, 'initdb'), [
         `--pgdata=${dataDir}`,
-        '--auth=password',
+        `--auth=${options.auth ?? 'password'}`,
         '--username=postgres',
         `--pwfile=${passwordFile}`,
         ...INITDB_FLAGS,
