@@ -165,23 +165,26 @@ export async function listClusters(
   const item = options.healthCounts
     ? LIST_ITEM_WITH_COUNTS_JSON
     : LIST_ITEM_JSON;
-  // The page's keys first, from the visible clusters' ids and names only;
-  // then its rows by id, each item rendered by PostgreSQL (the health
-  // counts' per-cluster warning count too runs for the page only).
+  // The page's keys first, with the total: an index-only scan of the
+  // clusters' names in the list's order (0031) holds every column the scope
+  // and filters read, so neither the wide rows nor a sort of the names is
+  // needed. Then the page's rows by id, each item rendered by PostgreSQL
+  // (the health counts' per-cluster warning count too runs for the page
+  // only). The lateral subquery's limit keeps that a primary-key lookup per
+  // key: joined plainly, the planner hashes the keys and reads every
+  // cluster's row again.
   const rows = await query<{ item: string; total: number }>(
     db,
-    `with visible as (
-       select c.id, lower(c.name) as sort_name
+    `with keys as (
+       select c.id, lower(c.name) as sort_name, count(*) over () as total
          from clusters c
-        where ${condition}),
-     keys as (
-       select id, sort_name, (select count(*) from visible) as total
-         from visible
-        order by sort_name, id
+        where ${condition}
+        order by sort_name, c.id
         limit ${limit} offset ${offset})
      select ${item}::text as item, k.total
        from keys k
-       join clusters c on c.id = k.id
+      cross join lateral (
+        select * from clusters c where c.id = k.id limit 1) c
       order by k.sort_name, k.id`,
     params.values,
   );
