@@ -47,7 +47,6 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSRecord } from 'aws-lambda';
 import { handler as syncHandler } from '../functions/sync/handler.ts';
 import { lambdaContext } from '../infra/local/lambda-context.ts';
-import { type Db, execute } from '../shared/db/pool.ts';
 import type { ProcessedRecord } from '../shared/ingest/process-record.ts';
 import {
   decodeQueuedInventory,
@@ -56,7 +55,12 @@ import {
 } from '../shared/ingest/queue-message.ts';
 import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import { median, percentile, postgresCpuMs } from './common.ts';
-import { type DiskSample, diskSample, diskSpent } from './disk.ts';
+import {
+  type DiskSample,
+  diskSample,
+  diskSpent,
+  settleAfterFirstSync,
+} from './disk.ts';
 import { agentOf } from './ingest-agents.ts';
 import type { PublisherConfig, PublisherMessage } from './ingest-publisher.ts';
 import {
@@ -201,22 +205,6 @@ async function decodeCpuMs(stack: SteadyStack, body: Buffer) {
     wallMs: (performance.now() - wallFrom) / CALIBRATION_RUNS,
     kind: encoded.kind,
   };
-}
-
-/**
- * The first syncs leave every table freshly loaded: autovacuum's first
- * pass over them (hint bits, which with data checksums are a full-page
- * image each, the visibility map, freezing) would otherwise fall in the
- * window and be counted as the resyncs' WAL and database CPU (it was most
- * of the window's WAL: ~270 of 316 MB in a 20 s sample). A database in
- * steady state has had that pass long ago. The checkpoint after it starts
- * the window as every checkpoint interval starts: each page's first
- * change writes its full image, as each cluster's resync does once per
- * interval at the spec's 5-minute cadence.
- */
-async function settleAfterFirstSync(db: Db): Promise<void> {
-  await execute(db, 'vacuum (analyze)');
-  await execute(db, 'checkpoint');
 }
 
 /**
