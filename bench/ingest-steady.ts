@@ -55,7 +55,12 @@ import {
 } from '../shared/ingest/queue-message.ts';
 import { decodeInventoryJson } from '../shared/wire/decode.ts';
 import { median, percentile, postgresCpuMs } from './common.ts';
-import { type DiskSample, diskSample, diskSpent } from './disk.ts';
+import {
+  type DiskSample,
+  diskSample,
+  diskSpent,
+  settleAfterFirstSync,
+} from './disk.ts';
 import { agentOf } from './ingest-agents.ts';
 import type { PublisherConfig, PublisherMessage } from './ingest-publisher.ts';
 import {
@@ -343,6 +348,7 @@ async function main() {
     `  all settled in ${((Date.now() - firstStart) / 1000).toFixed(1)} s (applied ${firstApplied})`,
   );
 
+  await settleAfterFirstSync(stack.database.db);
   // Before the window, while the queue is empty and nothing else runs here.
   const calibration = await decodeCpuMs(stack, sample);
   const alone = await aloneWorker(

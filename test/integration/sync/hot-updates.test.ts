@@ -1,0 +1,91 @@
+/**
+ * Updates that touch no indexed column are HOT on the kinds that change at
+ * every resync (migration 0031's fillfactor): a node's usage, moved on every
+ * node of a cluster, and a namespace's counts, rewritten on most of them,
+ * leave each new row version on its page and add no index entry. Counted
+ * in the transaction's own statistics (pg_stat_xact_user_tables), so the
+ * figures are this test's alone and read without waiting for a flush.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncInventory } from '../../../shared/sync/sync.ts';
+import { generateInventory } from '../../fixtures/generate.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+
+describe('HOT updates of the kinds that move at every resync', () => {
+  let database: TestDatabase;
+  let tenant: Tenant;
+  let clusterId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    tenant = await createTenant(database.db);
+    const agentId = randomUUID();
+    // Medium: 50 nodes and 20 namespaces, enough to fill pages that a
+    // packed table would have left no room on.
+    const inventory = generateInventory({
+      size: 'medium',
+      seed: 31,
+      agentId,
+      timestamp: '2026-06-15T12:00:00Z',
+    });
+    const result = await syncInventory(
+      database.db,
+      {
+        clientSlug: tenant.clientSlug,
+        envSlug: tenant.envSlug,
+        agentId,
+      },
+      inventory,
+    );
+    clusterId = result.clusterId;
+  });
+  afterAll(() => database.drop());
+
+  /** Runs `sql` on the cluster's rows; returns the updates and the HOT ones. */
+  async function updateCounts(table: string, sql: string) {
+    const client = await database.db.connect();
+    try {
+      await client.query('begin');
+      const { rowCount } = await client.query(sql, [clusterId]);
+      const { rows } = await client.query<{ upd: string; hot: string }>(
+        `select n_tup_upd as upd, n_tup_hot_upd as hot
+           from pg_stat_xact_user_tables where relname = $1`,
+        [table],
+      );
+      await client.query('rollback');
+      return {
+        rows: rowCount ?? 0,
+        updates: Number(rows[0]?.upd),
+        hot: Number(rows[0]?.hot),
+      };
+    } finally {
+      client.release();
+    }
+  }
+
+  it("writes every node's new usage as a HOT update", async () => {
+    const counts = await updateCounts(
+      'k8s_nodes',
+      `update k8s_nodes
+          set usage_cpu_millicores = coalesce(usage_cpu_millicores, 0) + 1,
+              usage_memory_bytes = coalesce(usage_memory_bytes, 0) + 1,
+              content_hash = content_hash || '+', updated_at = now()
+        where cluster_id = $1`,
+    );
+    expect(counts).toEqual({ rows: 50, updates: 50, hot: 50 });
+  });
+
+  it("writes every namespace's new counts as a HOT update", async () => {
+    const counts = await updateCounts(
+      'k8s_namespaces',
+      `update k8s_namespaces
+          set pod_count = coalesce(pod_count, 0) + 1, updated_at = now()
+        where cluster_id = $1`,
+    );
+    expect(counts.rows).toBeGreaterThanOrEqual(20);
+    expect(counts.hot).toBe(counts.rows);
+    expect(counts.updates).toBe(counts.rows);
+  });
+});
