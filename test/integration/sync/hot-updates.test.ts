@@ -1,6 +1,6 @@
 /**
  * Updates that touch no indexed column are HOT on the kinds that change at
- * every resync (migration 0031's fillfactor): a node's usage, moved on every
+ * every resync (migration 0032's fillfactor): a node's usage, moved on every
  * node of a cluster, and a namespace's counts, rewritten on most of them,
  * leave each new row version on its page and add no index entry. Counted
  * in the transaction's own statistics (pg_stat_xact_user_tables), so the
