@@ -621,6 +621,30 @@ describe('the what-changed timeline', () => {
     expect(view.sources.alerts).toBe('ok');
   });
 
+  it('reads the stored sources and the environment count in one statement', async () => {
+    // Prepare: the same server, counting the statements the read sends.
+    const statements: string[] = [];
+    const counting: Queryable = {
+      query: <R extends pg.QueryResultRow>(
+        text: string,
+        values?: readonly unknown[],
+      ) => {
+        statements.push(text);
+        return db.query<R>(text, values as unknown[]);
+      },
+    };
+
+    // Act
+    const view = await read(w.cluster, {}, { db: counting });
+
+    // Assess
+    expect(statements).toHaveLength(1);
+    expect(view.items.map((i) => i.kind)).toEqual(
+      expect.arrayContaining(['change', 'deploy', 'alert']),
+    );
+    expect(view.notes).toContain(SHARED_ENVIRONMENT_NOTE);
+  });
+
   it('still answers when the event read fails, with events unavailable', async () => {
     // Act
     const view = await read(
