@@ -865,6 +865,27 @@ describe('the what-changed timeline', () => {
     expect(clientWide.length).toBeGreaterThanOrEqual(50);
   });
 
+  it('writes a time with microseconds as Date writes it, milliseconds truncated', async () => {
+    // Prepare
+    const id = await change(w.cluster, 5, {
+      kind: 'Deployment',
+      namespace: 'clock',
+      name: 'api',
+    });
+    await query(db, 'update change_events set scanned_at = $2 where id = $1', [
+      id,
+      '2026-10-01T11:55:00.123999Z',
+    ]);
+
+    // Act
+    const view = await read(w.cluster, { namespace: 'clock' });
+
+    // Assess
+    expect(view.items.find((i) => i.id === `change:${id}`)?.time).toBe(
+      '2026-10-01T11:55:00.123Z',
+    );
+  });
+
   it('refuses the parameter combinations the spec refuses, naming the parameter', () => {
     // Assess
     const refused = (params: Parameters<typeof whatChangedQuery>[0]) => {
