@@ -373,8 +373,7 @@ type RowPart = 'changes' | 'deploys' | 'alerts' | 'environment';
 interface StoredRow extends Record<string, unknown> {
   part: RowPart;
   id: string;
-  /** As Date.prototype.toISOString writes it (see ISO_TIME). */
-  time: string;
+  time: Date;
   title: string;
   severity: string | null;
   type: string;
@@ -391,19 +390,6 @@ interface StoredRow extends Record<string, unknown> {
   attributed: boolean | null;
   clusters: number | null;
 }
-
-/**
- * A row's time as Date.prototype.toISOString writes it: UTC, milliseconds
- * truncated (as node-postgres' Date keeps them), so Node neither parses a
- * timestamp nor formats one. Applied over each part, whose own order is
- * by the timestamp.
- */
-const ISO_TIME = `to_char(x.time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/** Each part's columns as sent, in ROW_COLUMNS' order. */
-const OUTER_COLUMNS = Object.keys(ROW_COLUMNS)
-  .map((column) => (column === 'time' ? `${ISO_TIME} as time` : `x.${column}`))
-  .join(', ');
 
 /** A part's select list: its own columns' expressions, typed nulls for the rest. */
 function rowColumns(
@@ -509,7 +495,7 @@ async function readStatement(
   const rows = await query<StoredRow>(
     db,
     `with ${ctes.join(',\n')}
-     ${parts.map((part) => `(select ${OUTER_COLUMNS} from (${part.select}) x)`).join('\nunion all\n')}`,
+     ${parts.map((part) => `(${part.select})`).join('\nunion all\n')}`,
     p.values,
   );
   const byPart: Record<RowPart, StoredRow[]> = {
@@ -628,7 +614,7 @@ function changeItems(rows: StoredRow[]): SourceRead {
     truncated: kept.truncated,
     items: kept.rows.map((r) => ({
       id: `change:${r.id}`,
-      time: r.time,
+      time: r.time.toISOString(),
       kind: 'change',
       title: r.title,
       detail: `${r.object_kind ?? undefined} ${r.namespace ?? undefined}/${r.object_name ?? undefined}`,
@@ -760,7 +746,7 @@ function deployItems(rows: StoredRow[]): SourceRead & { clientWide: number } {
     ].join(' · ');
     return {
       id: `deploy:${r.id}`,
-      time: r.time,
+      time: r.time.toISOString(),
       kind: 'deploy',
       title: r.title,
       detail,
@@ -846,7 +832,7 @@ function alertItems(rows: StoredRow[]): SourceRead {
     truncated: kept.truncated,
     items: kept.rows.map((r) => ({
       id: `alert:${r.id}`,
-      time: r.time,
+      time: r.time.toISOString(),
       kind: 'alert',
       title: r.title,
       detail: r.detail ?? undefined,
