@@ -281,26 +281,14 @@ export async function readWhatChanged(
   for (const source of SOURCES) {
     sources[source] = readable.has(source) ? 'ok' : 'forbidden';
   }
-  const wall = (source: TimelineSource) =>
-    input.scopeFor(SOURCE_PERMISSION[source]);
 
-  const [changes, deploys, alerts, events, shared] = await Promise.all([
-    readable.has('changes')
-      ? readChanges(db, cluster, q, wall('changes'))
-      : undefined,
-    readable.has('deploys')
-      ? readDeploys(db, cluster, q, wall('deploys'))
-      : undefined,
-    readable.has('alerts')
-      ? readAlerts(db, cluster, q, wall('alerts'))
-      : undefined,
+  const [stored, events] = await Promise.all([
+    readStoredSources(db, input),
     readable.has('events')
       ? readEvents(input.events, cluster, q, now, input.historyDays)
       : undefined,
-    readable.has('alerts') || readable.has('deploys')
-      ? environmentIsShared(db, cluster)
-      : undefined,
   ]);
+  const { changes, deploys, alerts, shared } = stored;
 
   const items: TimelineItem[] = [];
   const notes: string[] = [];
@@ -350,6 +338,179 @@ export async function readWhatChanged(
 interface SourceRead {
   items: TimelineItem[];
   truncated: boolean;
+}
+
+// ------------------------------------------------- the stored sources
+
+/**
+ * The columns every part of the stored sources' statement answers, with
+ * their types (a part leaves the others null): `part` names the part, the
+ * rest are the fields its items are built from.
+ */
+const ROW_COLUMNS = {
+  part: 'text',
+  id: 'uuid',
+  time: 'timestamptz',
+  title: 'text',
+  severity: 'text',
+  type: 'text',
+  detail: 'text',
+  namespace: 'text',
+  object_kind: 'text',
+  object_name: 'text',
+  changes: 'jsonb',
+  changes_truncated: 'boolean',
+  app_name: 'text',
+  revision: 'text',
+  actor: 'text',
+  client_wide: 'boolean',
+  attributed: 'boolean',
+  clusters: 'int',
+} as const;
+
+type RowPart = 'changes' | 'deploys' | 'alerts' | 'environment';
+
+interface StoredRow extends Record<string, unknown> {
+  part: RowPart;
+  id: string;
+  time: Date;
+  title: string;
+  severity: string | null;
+  type: string;
+  detail: string | null;
+  namespace: string | null;
+  object_kind: string | null;
+  object_name: string | null;
+  changes: unknown[] | null;
+  changes_truncated: boolean | null;
+  app_name: string | null;
+  revision: string | null;
+  actor: string | null;
+  client_wide: boolean | null;
+  attributed: boolean | null;
+  clusters: number | null;
+}
+
+/** A part's select list: its own columns' expressions, typed nulls for the rest. */
+function rowColumns(
+  part: RowPart,
+  own: Partial<Record<Exclude<keyof typeof ROW_COLUMNS, 'part'>, string>>,
+): string {
+  const list = [`'${part}'::text as part`];
+  for (const [column, type] of Object.entries(ROW_COLUMNS)) {
+    if (column === 'part') continue;
+    list.push(
+      `${own[column as keyof typeof own] ?? `null::${type}`} as ${column}`,
+    );
+  }
+  return list.join(', ');
+}
+
+/** One part of the statement, with the common table expressions it needs. */
+interface StatementPart {
+  ctes: string[];
+  select: string;
+}
+
+interface StoredSources {
+  changes?: SourceRead | undefined;
+  deploys?: (SourceRead & { clientWide: number }) | undefined;
+  alerts?: SourceRead | undefined;
+  /** Whether the environment holds another cluster (see environmentIsShared). */
+  shared?: boolean | 'unknown' | undefined;
+}
+
+/**
+ * Recorded changes, deploys, alert groups and the environment's cluster
+ * count, as one statement: one round trip, one parse, and the caller's
+ * scope on the cluster checked once per permission (each part carries its
+ * gate as an InitPlan over the gate's expression). Each part keeps its own
+ * order and limit; its rows come back in that order (an Append returns each
+ * subplan's rows in order), which `keep` relies on.
+ *
+ * The count must not fail the read: should the statement fail with the
+ * count in it, the sources are read again without it and the count alone.
+ */
+async function readStoredSources(
+  db: Queryable,
+  input: WhatChangedInput,
+): Promise<StoredSources> {
+  const { readable } = input;
+  const withCount = readable.has('alerts') || readable.has('deploys');
+  if (!readable.has('changes') && !withCount) return {};
+  if (!withCount) return readStatement(db, input, false);
+  try {
+    return await readStatement(db, input, true);
+  } catch {
+    // Tried again below without the count: a database that is down fails
+    // there too, as any read would.
+  }
+  const [read, shared] = await Promise.all([
+    readStatement(db, input, false),
+    environmentIsShared(db, input.cluster),
+  ]);
+  return { ...read, shared };
+}
+
+async function readStatement(
+  db: Queryable,
+  input: WhatChangedInput,
+  withCount: boolean,
+): Promise<StoredSources> {
+  const { cluster, query: q, readable } = input;
+  const p = new SqlParams();
+  // One gate per permission: changes and deploys share theirs.
+  const gates = new Map<string, string>();
+  const ctes: string[] = [];
+  const gate = (source: TimelineSource): string => {
+    const permission = SOURCE_PERMISSION[source];
+    let name = gates.get(permission);
+    if (name === undefined) {
+      name = `gate_${gates.size}`;
+      gates.set(permission, name);
+      ctes.push(
+        `${name} as (select ${clusterInScope(p, cluster, input.scopeFor(permission))} as inside)`,
+      );
+    }
+    return `(select inside from ${name})`;
+  };
+  const parts: StatementPart[] = [];
+  if (readable.has('changes')) {
+    parts.push(changesPart(p, cluster, q, gate('changes')));
+  }
+  if (readable.has('deploys')) {
+    parts.push(deploysPart(p, cluster, q, gate('deploys')));
+  }
+  if (readable.has('alerts')) {
+    parts.push(alertsPart(p, cluster, q, gate('alerts')));
+  }
+  if (withCount) {
+    parts.push({
+      ctes: [],
+      select: `select ${rowColumns('environment', { clusters: 'c.n' })}
+               from (${environmentClustersSql(p.add(cluster.environmentId))}) c`,
+    });
+  }
+  for (const part of parts) ctes.push(...part.ctes);
+  const rows = await query<StoredRow>(
+    db,
+    `with ${ctes.join(',\n')}
+     ${parts.map((part) => `(${part.select})`).join('\nunion all\n')}`,
+    p.values,
+  );
+  const byPart: Record<RowPart, StoredRow[]> = {
+    changes: [],
+    deploys: [],
+    alerts: [],
+    environment: [],
+  };
+  for (const row of rows) byPart[row.part].push(row);
+  return {
+    changes: readable.has('changes') ? changeItems(byPart.changes) : undefined,
+    deploys: readable.has('deploys') ? deployItems(byPart.deploys) : undefined,
+    alerts: readable.has('alerts') ? alertItems(byPart.alerts) : undefined,
+    shared: withCount ? (byPart.environment[0]?.clusters ?? 0) > 1 : undefined,
+  };
 }
 
 /** `exists (the stored cluster, inside the caller's scope)`. */
@@ -404,26 +565,12 @@ function newestOfEnvironment(
 // change always names its kind, namespace and name as strings:
 // shared/changes/record.ts), so the rest of the document is neither sent
 // nor parsed.
-interface ChangeRow extends Record<string, unknown> {
-  id: string;
-  event_type: string;
-  severity: string;
-  summary: string;
-  kind: string | null;
-  namespace: string | null;
-  name: string | null;
-  changes: unknown[] | null;
-  changes_truncated: boolean;
-  time: Date;
-}
-
-async function readChanges(
-  db: Queryable,
+function changesPart(
+  p: SqlParams,
   cluster: TimelineCluster,
   q: WhatChangedQuery,
-  scope: Scope,
-): Promise<SourceRead> {
-  const p = new SqlParams();
+  gate: string,
+): StatementPart {
   const where = [
     `e.client_id = ${p.add(cluster.clientId)}`,
     `coalesce(e.scanned_at, e.created_at) between ${p.add(q.from)} and ${p.add(q.to)}`,
@@ -438,20 +585,30 @@ async function readChanges(
     where.push(`e.details ->> 'name' = ${p.add(q.workload)}`);
     where.push(`e.details ->> 'kind' = any(${p.add(q.kinds)}::text[])`);
   }
-  where.push(clusterInScope(p, cluster, scope));
-  const rows = await query<ChangeRow>(
-    db,
-    `select e.id, e.event_type, e.severity, e.summary,
-            e.details ->> 'kind' as kind, e.details ->> 'namespace' as namespace,
-            e.details ->> 'name' as name, e.details -> 'changes' as changes,
-            coalesce(e.details -> 'truncated' = 'true', false) as changes_truncated,
-            coalesce(e.scanned_at, e.created_at) as time
+  where.push(gate);
+  const columns = rowColumns('changes', {
+    id: 'e.id',
+    time: 'coalesce(e.scanned_at, e.created_at)',
+    title: 'e.summary',
+    severity: 'e.severity',
+    type: 'e.event_type',
+    namespace: `e.details ->> 'namespace'`,
+    object_kind: `e.details ->> 'kind'`,
+    object_name: `e.details ->> 'name'`,
+    changes: `e.details -> 'changes'`,
+    changes_truncated: `coalesce(e.details -> 'truncated' = 'true', false)`,
+  });
+  return {
+    ctes: [],
+    select: `select ${columns}
      from change_events e
      where ${where.join(' and ')}
      order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
      limit ${SOURCE_CAP.changes + 1}`,
-    p.values,
-  );
+  };
+}
+
+function changeItems(rows: StoredRow[]): SourceRead {
   const kept = keep(rows, SOURCE_CAP.changes);
   return {
     truncated: kept.truncated,
@@ -459,14 +616,14 @@ async function readChanges(
       id: `change:${r.id}`,
       time: r.time.toISOString(),
       kind: 'change',
-      title: r.summary,
-      detail: `${r.kind ?? undefined} ${r.namespace ?? undefined}/${r.name ?? undefined}`,
+      title: r.title,
+      detail: `${r.object_kind ?? undefined} ${r.namespace ?? undefined}/${r.object_name ?? undefined}`,
       link: `/changes/${r.id}`,
-      severity: r.severity,
-      type: r.event_type,
+      severity: r.severity ?? undefined,
+      type: r.type,
       namespace: r.namespace ?? undefined,
-      object_kind: r.kind ?? undefined,
-      object_name: r.name ?? undefined,
+      object_kind: r.object_kind ?? undefined,
+      object_name: r.object_name ?? undefined,
       changes: r.changes ?? undefined,
       ...(r.changes_truncated ? { changes_truncated: true as const } : {}),
     })),
@@ -475,33 +632,18 @@ async function readChanges(
 
 // -------------------------------------------------------------- deploys
 
-// Only the four fields the items show are read out of `details`: a
-// deploy's details also hold its synced resources (up to 200, with their
-// messages), which the timeline never shows.
-interface DeployRow extends Record<string, unknown> {
-  id: string;
-  event_type: string;
-  severity: string;
-  summary: string;
-  app_name: string | null;
-  namespace: string | null;
-  revision: string | null;
-  actor: string | null;
-  time: Date;
-  client_wide: boolean;
-  attributed: boolean;
-}
-
 /** How many characters of a revision the detail line shows. */
 const REVISION_CHARS = 6;
 
-async function readDeploys(
-  db: Queryable,
+// Only the four fields the items show are read out of `details`: a
+// deploy's details also hold its synced resources (up to 200, with their
+// messages), which the timeline never shows.
+function deploysPart(
+  p: SqlParams,
   cluster: TimelineCluster,
   q: WhatChangedQuery,
-  scope: Scope,
-): Promise<SourceRead & { clientWide: number }> {
-  const p = new SqlParams();
+  gate: string,
+): StatementPart {
   const clusterId = p.add(cluster.id);
   const env = p.add(cluster.environmentId);
   // Whether an Application mapped to this cluster concerns the view: the
@@ -537,7 +679,6 @@ async function readDeploys(
     where.push(`(${fallback} or e.details ->> 'app_name' = any(array(
       select apps.name from apps where apps.concerns)))`);
   }
-  const inScope = clusterInScope(p, cluster, scope);
   const appsClient = p.add(cluster.clientId);
   // A deploy of an app Console does not know is listed by its namespace
   // (`fallback`); a client-wide one only on a cluster that has the
@@ -555,13 +696,21 @@ async function readDeploys(
     clientWide: `${fallback} and exists (select 1 from k8s_namespaces n
                   where n.cluster_id = ${clusterId} and n.name = e.details ->> 'namespace')`,
   };
+  const columns = rowColumns('deploys', {
+    id: 'e.id',
+    time: 'coalesce(e.scanned_at, e.created_at)',
+    title: 'e.summary',
+    severity: 'e.severity',
+    type: 'e.event_type',
+    namespace: `e.details ->> 'namespace'`,
+    app_name: `e.details ->> 'app_name'`,
+    revision: `e.details ->> 'revision'`,
+    actor: `e.details ->> 'actor'`,
+    client_wide: 'e.environment_id is null',
+    attributed: 'apps.name is not null',
+  });
   const branch = (which: 'pinned' | 'clientWide') =>
-    `select e.id, e.event_type, e.severity, e.summary,
-            e.details ->> 'app_name' as app_name, e.details ->> 'namespace' as namespace,
-            e.details ->> 'revision' as revision, e.details ->> 'actor' as actor,
-            coalesce(e.scanned_at, e.created_at) as time,
-            e.environment_id is null as client_wide,
-            apps.name is not null as attributed
+    `select ${columns}
      from change_events e
      left join apps on apps.name = e.details ->> 'app_name'
      where ${environment[which]} and ${where.join(' and ')}
@@ -569,22 +718,25 @@ async function readDeploys(
            else apps.concerns end
      order by coalesce(e.scanned_at, e.created_at) desc, e.id desc
      limit ${SOURCE_CAP.deploys + 1}`;
-  const rows = await query<DeployRow>(
-    db,
-    `with apps as (
+  return {
+    ctes: [
+      `apps as (
        select a.name,
               coalesce(bool_or(a.mapped_cluster_id = ${clusterId} and ${concerns}), false) as concerns
        from argocd_applications a
        where a.client_id = ${appsClient}
        group by a.name
-     )
-     ${newestOfEnvironment(branch, inScope, SOURCE_CAP.deploys + 1)}`,
-    p.values,
-  );
+     )`,
+    ],
+    select: newestOfEnvironment(branch, gate, SOURCE_CAP.deploys + 1),
+  };
+}
+
+function deployItems(rows: StoredRow[]): SourceRead & { clientWide: number } {
   const kept = keep(rows, SOURCE_CAP.deploys);
   let clientWide = 0;
   const items = kept.rows.map((r): TimelineItem => {
-    const scoped = r.client_wide && !r.attributed;
+    const scoped = r.client_wide === true && r.attributed !== true;
     if (scoped) clientWide++;
     const revision = r.revision?.slice(0, REVISION_CHARS);
     const detail = [
@@ -596,11 +748,11 @@ async function readDeploys(
       id: `deploy:${r.id}`,
       time: r.time.toISOString(),
       kind: 'deploy',
-      title: r.summary,
+      title: r.title,
       detail,
       link: `/changes/${r.id}`,
-      severity: r.severity,
-      type: r.event_type,
+      severity: r.severity ?? undefined,
+      type: r.type,
       namespace: r.namespace ?? undefined,
       actor: r.actor ?? undefined,
       ...(scoped ? { scope: 'client' as const } : {}),
@@ -611,23 +763,12 @@ async function readDeploys(
 
 // --------------------------------------------------------------- alerts
 
-interface AlertRow extends Record<string, unknown> {
-  id: string;
-  status: string;
-  severity: string | null;
-  title: string;
-  detail: string | null;
-  namespace: string | null;
-  time: Date;
-}
-
-async function readAlerts(
-  db: Queryable,
+function alertsPart(
+  p: SqlParams,
   cluster: TimelineCluster,
   q: WhatChangedQuery,
-  scope: Scope,
-): Promise<SourceRead> {
-  const p = new SqlParams();
+  gate: string,
+): StatementPart {
   const env = p.add(cluster.environmentId);
   // One alert of the group must match: its namespace label always, and for
   // a workload its workload label or a pod label of the right shape.
@@ -650,7 +791,6 @@ async function readAlerts(
   }
   const client = p.add(cluster.clientId);
   const window = `g.first_fired_at between ${p.add(q.from)} and ${p.add(q.to)}`;
-  const inScope = clusterInScope(p, cluster, scope);
   // Each branch walks its index newest first and runs the alert-label match
   // on each group until the cap is filled (see newestOfEnvironment).
   const environment = {
@@ -658,9 +798,17 @@ async function readAlerts(
     clientWide: `g.environment_id is null and exists (
          select 1 from hosts h where h.id = g.host_id and h.environment_id = ${env})`,
   };
+  const columns = rowColumns('alerts', {
+    id: 'g.id',
+    time: 'g.first_fired_at',
+    title: 'g.title',
+    severity: 'g.severity',
+    type: 'g.status',
+    detail: 'g.detail',
+    namespace: 'm.namespace',
+  });
   const branch = (which: 'pinned' | 'clientWide') =>
-    `select g.id, g.status, g.severity, g.title, g.detail,
-            g.first_fired_at as time, m.namespace
+    `select ${columns}
      from alert_groups g
      cross join lateral (
        select a ->> 'namespace' as namespace
@@ -672,11 +820,13 @@ async function readAlerts(
        and ${holds}
      order by g.first_fired_at desc, g.id desc
      limit ${SOURCE_CAP.alerts + 1}`;
-  const rows = await query<AlertRow>(
-    db,
-    newestOfEnvironment(branch, inScope, SOURCE_CAP.alerts + 1),
-    p.values,
-  );
+  return {
+    ctes: [],
+    select: newestOfEnvironment(branch, gate, SOURCE_CAP.alerts + 1),
+  };
+}
+
+function alertItems(rows: StoredRow[]): SourceRead {
   const kept = keep(rows, SOURCE_CAP.alerts);
   return {
     truncated: kept.truncated,
@@ -688,7 +838,7 @@ async function readAlerts(
       detail: r.detail ?? undefined,
       link: `/alerts/${r.id}`,
       severity: r.severity ?? undefined,
-      type: r.status,
+      type: r.type,
       namespace: r.namespace ?? undefined,
     })),
   };
@@ -766,21 +916,25 @@ async function readEvents(
 
 // ---------------------------------------------------- shared environment
 
+/** How many clusters the environment holds, counted up to 2: `n`. */
+function environmentClustersSql(environment: string): string {
+  return `select count(*)::int as n from (
+         select 1 from clusters where environment_id = ${environment} limit 2) c`;
+}
+
 /**
  * True when the cluster's environment holds another cluster; `unknown`
  * when that could not be counted (the read goes on, with the hedged note).
+ * Read alone only when the sources' statement failed with it.
  */
 async function environmentIsShared(
   db: Queryable,
   cluster: TimelineCluster,
 ): Promise<boolean | 'unknown'> {
   try {
-    const [row] = await query<{ n: number }>(
-      db,
-      `select count(*)::int as n from (
-         select 1 from clusters where environment_id = $1 limit 2) c`,
-      [cluster.environmentId],
-    );
+    const [row] = await query<{ n: number }>(db, environmentClustersSql('$1'), [
+      cluster.environmentId,
+    ]);
     return (row?.n ?? 0) > 1;
   } catch (error) {
     logger.error(

@@ -621,6 +621,30 @@ describe('the what-changed timeline', () => {
     expect(view.sources.alerts).toBe('ok');
   });
 
+  it('reads the stored sources and the environment count in one statement', async () => {
+    // Prepare: the same server, counting the statements the read sends.
+    const statements: string[] = [];
+    const counting: Queryable = {
+      query: <R extends pg.QueryResultRow>(
+        text: string,
+        values?: readonly unknown[],
+      ) => {
+        statements.push(text);
+        return db.query<R>(text, values as unknown[]);
+      },
+    };
+
+    // Act
+    const view = await read(w.cluster, {}, { db: counting });
+
+    // Assess
+    expect(statements).toHaveLength(1);
+    expect(view.items.map((i) => i.kind)).toEqual(
+      expect.arrayContaining(['change', 'deploy', 'alert']),
+    );
+    expect(view.notes).toContain(SHARED_ENVIRONMENT_NOTE);
+  });
+
   it('still answers when the event read fails, with events unavailable', async () => {
     // Act
     const view = await read(
@@ -839,6 +863,27 @@ describe('the what-changed timeline', () => {
         .sort(),
     ).toEqual(clientWide.map((id) => `deploy:${id}`).sort());
     expect(clientWide.length).toBeGreaterThanOrEqual(50);
+  });
+
+  it('writes a time with microseconds as Date writes it, milliseconds truncated', async () => {
+    // Prepare
+    const id = await change(w.cluster, 5, {
+      kind: 'Deployment',
+      namespace: 'clock',
+      name: 'api',
+    });
+    await query(db, 'update change_events set scanned_at = $2 where id = $1', [
+      id,
+      '2026-10-01T11:55:00.123999Z',
+    ]);
+
+    // Act
+    const view = await read(w.cluster, { namespace: 'clock' });
+
+    // Assess
+    expect(view.items.find((i) => i.id === `change:${id}`)?.time).toBe(
+      '2026-10-01T11:55:00.123Z',
+    );
   });
 
   it('refuses the parameter combinations the spec refuses, naming the parameter', () => {
