@@ -3,8 +3,7 @@
  * every resync (migration 0032's fillfactor): a node's usage, moved on every
  * node of a cluster, and a namespace's counts, rewritten on most of them,
  * leave each new row version on its page and add no index entry. Counted
- * in the transaction's own statistics (pg_stat_xact_user_tables), so the
- * figures are this test's alone and read without waiting for a flush.
+ * from the table's statistics before and after each update.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,22 +42,34 @@ describe('HOT updates of the kinds that move at every resync', () => {
   });
   afterAll(() => database.drop());
 
-  /** Runs `sql` on the cluster's rows; returns the updates and the HOT ones. */
+  /**
+   * Runs `sql` on the cluster's rows, committed; returns the rows it
+   * updated and how many updates, and HOT ones, the table's statistics
+   * gained. Each count is read after this backend's pending statistics are
+   * flushed: pg_stat_xact_user_tables would be simpler, but PostgreSQL 15
+   * mixes into it the pending counts of the backend's earlier transactions
+   * (the sync's, on a pooled connection).
+   */
   async function updateCounts(table: string, sql: string) {
     const client = await database.db.connect();
-    try {
-      await client.query('begin');
-      const { rowCount } = await client.query(sql, [clusterId]);
+    const read = async () => {
+      await client.query('select pg_stat_force_next_flush()');
+      await client.query('select pg_stat_clear_snapshot()');
       const { rows } = await client.query<{ upd: string; hot: string }>(
         `select n_tup_upd as upd, n_tup_hot_upd as hot
-           from pg_stat_xact_user_tables where relname = $1`,
+           from pg_stat_user_tables where relname = $1`,
         [table],
       );
-      await client.query('rollback');
+      return { updates: Number(rows[0]?.upd), hot: Number(rows[0]?.hot) };
+    };
+    try {
+      const before = await read();
+      const { rowCount } = await client.query(sql, [clusterId]);
+      const after = await read();
       return {
         rows: rowCount ?? 0,
-        updates: Number(rows[0]?.upd),
-        hot: Number(rows[0]?.hot),
+        updates: after.updates - before.updates,
+        hot: after.hot - before.hot,
       };
     } finally {
       client.release();
