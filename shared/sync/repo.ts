@@ -470,6 +470,10 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
  * (synchronous_commit off for it alone, docs/decisions.md). All it wrote is
  * the cluster's own fields, which the next snapshot writes again; the flush
  * was most of a small cluster's no-change resync.
+ *
+ * `linkage`: the nodes whose host linkage rides with this statement (the
+ * snapshot's nodes when none was written: a round trip less), or none;
+ * resolves to its counts.
  */
 export async function updateClusterAndAsset(
   tx: Queryable,
@@ -479,10 +483,12 @@ export async function updateClusterAndAsset(
   snapshot: SnapshotOrder,
   kindDigests: Readonly<Record<string, string>>,
   rowsWritten: boolean,
-): Promise<void> {
-  await execute(
+  linkage: { environmentId: string; nodes: NodeLinkage } | undefined,
+): Promise<LinkageCounts> {
+  return queryOne<{ linked: number; unlinked: number }>(
     tx,
-    prepared(`with asset as (
+    prepared(`with ${linkageCtes({ c: 1, e: 25, p: 26, i: 27, n: 28 })},
+     asset as (
        update assets set name = $2, status = $21, updated_at = now()
        where id = $22 and (name, status) is distinct from ($2, $21)
      )
@@ -500,7 +506,9 @@ export async function updateClusterAndAsset(
        kind_digests = $23::jsonb, updated_at = now()
      where id = $1
        and case when $24::boolean then true
-         else (select set_config('synchronous_commit', 'off', true)) = 'off' end`),
+         else (select set_config('synchronous_commit', 'off', true)) = 'off' end
+     returning (select linked from linked) as linked,
+       (select unlinked from linked) as unlinked`),
     [
       cluster.id,
       facts.name,
@@ -526,6 +534,10 @@ export async function updateClusterAndAsset(
       cluster.asset_id,
       JSON.stringify(kindDigests),
       rowsWritten,
+      linkage?.environmentId ?? null,
+      linkage?.nodes.addressPairs.nodeNames ?? [],
+      linkage?.nodes.addressPairs.ips ?? [],
+      linkage?.nodes.nodeNames ?? [],
     ],
   );
 }
@@ -560,6 +572,53 @@ export interface LinkageCounts {
   unlinked: number;
 }
 
+/** The nodes a linkage reads: each node's name, and its (name, IP) pairs. */
+export interface NodeLinkage {
+  nodeNames: readonly string[];
+  addressPairs: { nodeNames: string[]; ips: string[] };
+}
+
+/**
+ * Node-host linkage as CTEs, `m` the nodes with the host each links to and
+ * `linked` its counts (a statement of its own, or ridden by the cluster's
+ * update). `$c`: the cluster, `$e` its environment, `$p`/`$i` the (name, IP)
+ * pairs, `$n` the names, each the parameter number given.
+ */
+function linkageCtes(n: {
+  c: number;
+  e: number;
+  p: number;
+  i: number;
+  n: number;
+}): string {
+  return `ips as (
+       select * from unnest($${n.p}::text[], $${n.i}::inet[]) as a(node_name, ip)
+     ),
+     m as (
+       select nd.id, coalesce(
+         (select h.id from hosts h
+          where h.environment_id = $${n.e} and lower(h.hostname) = lower(nd.name)
+          order by h.created_at, h.id limit 1),
+         (select h.id from ips
+          join hosts h on h.environment_id = $${n.e} and h.ip_address = ips.ip
+          where ips.node_name = nd.name
+          order by h.created_at, h.id limit 1)
+       ) as host_id
+       from k8s_nodes nd
+       where nd.cluster_id = $${n.c} and nd.name = any($${n.n}::text[])
+     ),
+     u as (
+       update k8s_nodes nd set host_id = m.host_id
+       from m where nd.id = m.id and nd.host_id is distinct from m.host_id
+       returning 1
+     ),
+     linked as (
+       select count(*) filter (where host_id is not null)::int as linked,
+              count(*) filter (where host_id is null)::int as unlinked
+       from m
+     )`;
+}
+
 /**
  * Node-host linkage: a host in the cluster's environment whose hostname is
  * the node's name, else one whose IP is one of the node's addresses. Run for
@@ -570,42 +629,18 @@ export async function linkNodesToHosts(
   tx: Queryable,
   clusterId: string,
   environmentId: string,
-  nodeNames: readonly string[],
-  addressPairs: { nodeNames: string[]; ips: string[] },
+  nodes: NodeLinkage,
 ): Promise<LinkageCounts> {
-  const row = await queryOne<{ linked: number; unlinked: number }>(
+  return queryOne<{ linked: number; unlinked: number }>(
     tx,
-    prepared(`with ips as (
-       select * from unnest($3::text[], $4::inet[]) as a(node_name, ip)
-     ),
-     m as (
-       select nd.id, coalesce(
-         (select h.id from hosts h
-          where h.environment_id = $2 and lower(h.hostname) = lower(nd.name)
-          order by h.created_at, h.id limit 1),
-         (select h.id from ips
-          join hosts h on h.environment_id = $2 and h.ip_address = ips.ip
-          where ips.node_name = nd.name
-          order by h.created_at, h.id limit 1)
-       ) as host_id
-       from k8s_nodes nd
-       where nd.cluster_id = $1 and nd.name = any($5::text[])
-     ),
-     u as (
-       update k8s_nodes nd set host_id = m.host_id
-       from m where nd.id = m.id and nd.host_id is distinct from m.host_id
-       returning 1
-     )
-     select count(*) filter (where host_id is not null)::int as linked,
-            count(*) filter (where host_id is null)::int as unlinked
-     from m`),
+    prepared(`with ${linkageCtes({ c: 1, e: 2, p: 3, i: 4, n: 5 })}
+     select linked, unlinked from linked`),
     [
       clusterId,
       environmentId,
-      addressPairs.nodeNames,
-      addressPairs.ips,
-      nodeNames,
+      nodes.addressPairs.nodeNames,
+      nodes.addressPairs.ips,
+      nodes.nodeNames,
     ],
   );
-  return { linked: row.linked, unlinked: row.unlinked };
 }

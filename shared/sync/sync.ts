@@ -54,6 +54,7 @@ import {
   listStoredRows,
   lockCluster,
   lockSubjectCluster,
+  type NodeLinkage,
   refreshRollups,
   repairLinks,
   type StoredFacts,
@@ -269,29 +270,30 @@ export async function syncInventory(
           seriesRows,
         };
       }
-      const { kinds, linkage, facts, rowsWritten } = await applyKinds(
-        tx,
-        cluster,
-        tenant,
-        inventory.cluster.name,
-        present,
-        incoming,
-        stored,
-        {
-          unchanged: (kind) =>
-            unchanged.has(kind) ? inventory[kind]?.length : undefined,
-          snapshotAt,
-          span,
-          retentionHours: options.eventRetentionHours ?? 24,
-          history: historyWindow(now, historyDays),
-          beforePrune: options.beforePrune,
-        },
-      ).catch((error: unknown) => {
-        // A row the database refused gives way to a malformed row not yet
-        // validated: the schema's refusal comes first, as when it ran first.
-        if (error instanceof RejectedInventoryError) incoming.validateRest();
-        throw error;
-      });
+      const { kinds, linkage, linkLater, facts, rowsWritten } =
+        await applyKinds(
+          tx,
+          cluster,
+          tenant,
+          inventory.cluster.name,
+          present,
+          incoming,
+          stored,
+          {
+            unchanged: (kind) =>
+              unchanged.has(kind) ? inventory[kind]?.length : undefined,
+            snapshotAt,
+            span,
+            retentionHours: options.eventRetentionHours ?? 24,
+            history: historyWindow(now, historyDays),
+            beforePrune: options.beforePrune,
+          },
+        ).catch((error: unknown) => {
+          // A row the database refused gives way to a malformed row not yet
+          // validated: the schema's refusal comes first, as when it ran first.
+          if (error instanceof RejectedInventoryError) incoming.validateRest();
+          throw error;
+        });
       incoming.validateRest();
       const applications = await syncArgocdApplications(
         tx,
@@ -299,8 +301,9 @@ export async function syncInventory(
         inventory.argocd_applications,
       );
       // Steps 1 and 2 end: the cluster's and its asset's own fields, and
-      // the snapshot applied, written last.
-      await span('k8s.upsert_cluster', () =>
+      // the snapshot applied, written last (with step 3's host linkage
+      // when it was left for this statement).
+      const linkedLater = await span('k8s.upsert_cluster', () =>
         updateClusterAndAsset(
           tx,
           cluster,
@@ -316,6 +319,10 @@ export async function syncInventory(
           rowsWritten ||
             (applications !== undefined &&
               applications.written + applications.pruned > 0),
+          linkLater && {
+            environmentId: tenant.environment_id,
+            nodes: linkLater,
+          },
         ),
       );
       await faultPoint('sync.before-commit', { tx, clusterId: cluster.id });
@@ -323,7 +330,7 @@ export async function syncInventory(
         ...base,
         outcome: 'applied' as const,
         kinds,
-        linkage,
+        linkage: linkLater ? linkedLater : linkage,
         facts,
         durationMs: performance.now() - started,
         validationMs: incoming.validationMs(),
@@ -426,6 +433,8 @@ async function applyKinds(
 ): Promise<{
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
+  /** The nodes whose host linkage is left for the cluster's update. */
+  linkLater: NodeLinkage | undefined;
   facts: FactsStepResult;
   /** Whether any row of the kinds (or their history) was written or pruned. */
   rowsWritten: boolean;
@@ -448,6 +457,7 @@ async function applyKinds(
   const linkTargetsGained = new Set<Link>();
   const allWritten = new Set<KindKey>();
   let linkage: LinkageCounts = { linked: 0, unlinked: 0 };
+  let linkLater: NodeLinkage | undefined;
   let facts = NO_FACTS;
   // A node's host link is not counted: the next snapshot finds it again.
   let rowsWritten = firstSync;
@@ -492,15 +502,19 @@ async function applyKinds(
       }
       if (kind === 'nodes') {
         // Step 3's host linkage. Every node, unchanged ones too: a host
-        // registered since is found.
-        const nodes = nodeAddresses(incoming.rows('nodes') ?? []);
-        linkage = await linkNodesToHosts(
-          tx,
-          cluster.id,
-          tenant.environment_id,
-          nodes.map((n) => n.name),
-          nodeAddressPairs(nodes),
-        );
+        // registered since is found. With no node written, the nodes it
+        // reads are the ones stored until the end: it rides with the
+        // cluster's update there, a round trip less.
+        const nodes = nodeLinkage(incoming.rows('nodes') ?? []);
+        if (prepared.upserted === 0) linkLater = nodes;
+        else {
+          linkage = await linkNodesToHosts(
+            tx,
+            cluster.id,
+            tenant.environment_id,
+            nodes,
+          );
+        }
       }
       if (kind === 'workloads') {
         facts = await applyWorkloadFacts(tx, {
@@ -547,7 +561,7 @@ async function applyKinds(
   // Step 17 for a first sync: its figures, deferred to here, in one pass
   // over its rows (a resync's follow each write).
   if (firstSync) await refreshRollups(tx, cluster.id);
-  return { kinds, linkage, facts, rowsWritten };
+  return { kinds, linkage, linkLater, facts, rowsWritten };
 }
 
 function countsOf(prepared: PreparedKind): KindCounts {
@@ -590,12 +604,16 @@ interface NodeAddresses {
   addresses?: readonly { type: string; address: string }[] | null;
 }
 
-/** The nodes' names and addresses, the rest of an unchanged node unread. */
-function nodeAddresses(rows: readonly IncomingRow[]): NodeAddresses[] {
-  return rows.map((row) => {
+/** What linkage reads of the nodes, the rest of an unchanged node unread. */
+function nodeLinkage(rows: readonly IncomingRow[]): NodeLinkage {
+  const nodes = rows.map((row) => {
     const [name, addresses] = row.members(['name', 'addresses']);
     return { name, addresses } as NodeAddresses;
   });
+  return {
+    nodeNames: nodes.map((n) => n.name),
+    addressPairs: nodeAddressPairs(nodes),
+  };
 }
 
 function nodeAddressPairs(nodes: readonly NodeAddresses[]) {
