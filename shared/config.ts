@@ -127,7 +127,13 @@ export const configSchema = z.object({
    * secrets are then read through it (shared/secret-value.ts).
    */
   PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: int(1, 65535).optional(),
-  /** Lambda: the execution role's session token, the extension's auth. */
+  /**
+   * Lambda: the execution role's credentials; the session token is also the
+   * extension's auth. SigV4 (shared/metrics/http.ts) signs with them when
+   * set, without loading the SDK's default credential chain.
+   */
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
   AWS_SESSION_TOKEN: z.string().optional(),
   /** Lambda: where the bundle was unpacked (migrate's migrations/). */
   LAMBDA_TASK_ROOT: z.string().optional(),
