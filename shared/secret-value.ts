@@ -53,16 +53,19 @@ export async function readSecretString(
 }
 
 /**
- * `GET /secretsmanager/get?secretId=` on the extension. node:http through
- * require() in the bundle costs a few milliseconds; global fetch would load
- * undici (tens).
+ * `GET /secretsmanager/get?secretId=` on the extension, over node:http (the
+ * Tracer's X-Ray patch has loaded it already; global fetch would load
+ * undici). Taken with `process.getBuiltinModule`, not `import()`: the
+ * bundles are CommonJS, but esbuild leaves `import('node:http')` an ESM
+ * import, whose facade reads every export of the module, and its lazy
+ * `fetch`-family getters load undici (~30 ms of the first answer's CPU).
  */
 async function getFromExtension(
   port: number,
   token: string,
   id: string,
 ): Promise<{ SecretString?: string }> {
-  const { request } = await import('node:http');
+  const { request } = process.getBuiltinModule('node:http');
   const body = await new Promise<{ status: number; text: string }>(
     (resolve, reject) => {
       const req = request(

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { readLocalNatsUrl } from '../../infra/local/nats-address.ts';
 import { Agent, runOnce } from '../../shared/agent/agent.ts';
 import { agentOptionsFromConfig } from '../../shared/agent/from-config.ts';
-import { getConfig } from '../../shared/config.ts';
+import { checkConfig } from '../../shared/config.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 const fail = (message: string, code = 1): never => {
@@ -34,7 +34,7 @@ const { values } = (() => {
 
 const config = (() => {
   try {
-    return getConfig();
+    return checkConfig();
   } catch (error) {
     return fail((error as Error).message, 2);
   }

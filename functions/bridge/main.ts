@@ -3,11 +3,11 @@
  * SIGTERM once in-flight messages are settled and the connection drained;
  * exits 1 when the NATS connection is lost for good, so the service restarts.
  */
-import { getConfig } from '../../shared/config.ts';
+import { checkConfig } from '../../shared/config.ts';
 import { createBridgeFromConfig } from '../../shared/ingest/bridge-config.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
-const bridge = createBridgeFromConfig(getConfig());
+const bridge = createBridgeFromConfig(checkConfig());
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

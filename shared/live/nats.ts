@@ -12,17 +12,7 @@
  * codes: no responder 502 agent_unreachable, no reply in time 504
  * agent_timeout, the connection gone 503 live_unavailable.
  */
-import {
-  ClosedConnectionError,
-  ConnectionError,
-  connect,
-  credsAuthenticator,
-  DrainingConnectionError,
-  type NatsConnection,
-  NoRespondersError,
-  RequestError,
-  TimeoutError,
-} from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
@@ -36,6 +26,13 @@ export interface LiveNatsTarget {
   creds?: string | undefined;
 }
 
+/**
+ * The NATS client, loaded when a live read first connects: a route that
+ * never does (the audit list, a read refused before it reaches the agent)
+ * does not evaluate it at cold start (~10 ms of CPU).
+ */
+const natsClient = () => import('@nats-io/transport-node');
+
 /** How long a first connection may take before the read is refused. */
 const CONNECT_TIMEOUT_MS = 3_000;
 
@@ -47,6 +44,7 @@ export interface LiveNats {
 
 /** Opens a connection that reconnects forever and reports its state. */
 export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
+  const { connect, credsAuthenticator } = await natsClient();
   const creds = target.creds?.trim();
   const connection = await connect({
     servers: target.url,
@@ -173,11 +171,22 @@ export async function kubeQuery(
     );
     return reply.data;
   } catch (error) {
-    throw mapRequestError(error, timeoutMs);
+    throw mapRequestError(await natsClient(), error, timeoutMs);
   }
 }
 
-function mapRequestError(error: unknown, timeoutMs: number): LiveReadError {
+function mapRequestError(
+  {
+    ClosedConnectionError,
+    ConnectionError,
+    DrainingConnectionError,
+    NoRespondersError,
+    RequestError,
+    TimeoutError,
+  }: Awaited<ReturnType<typeof natsClient>>,
+  error: unknown,
+  timeoutMs: number,
+): LiveReadError {
   const cause = error instanceof Error ? error.cause : undefined;
   if (
     error instanceof NoRespondersError ||

@@ -11,7 +11,11 @@
  *   apply to both.
  */
 import type { Config } from '../config.ts';
-import { type MetricsHttp, metricsHttp } from './http.ts';
+import {
+  type EnvironmentCredentials,
+  type MetricsHttp,
+  metricsHttp,
+} from './http.ts';
 import { type MetricsStore, prometheusStore } from './store.ts';
 import { type SeriesWriter, seriesWriter } from './writer.ts';
 
@@ -24,6 +28,9 @@ type MetricsConfig = Pick<
   | 'METRICS_SIGV4_REGION'
   | 'METRICS_QUERY_TIMEOUT_MS'
   | 'METRICS_WRITE_TIMEOUT_MS'
+  | 'AWS_ACCESS_KEY_ID'
+  | 'AWS_SECRET_ACCESS_KEY'
+  | 'AWS_SESSION_TOKEN'
 >;
 
 const DEFAULT_WRITE_PATH = {
@@ -43,7 +50,23 @@ function httpOf(config: MetricsConfig): MetricsHttp {
             value: header.slice(colon + 1).trim(),
           },
     sigv4Region: config.METRICS_SIGV4_REGION,
+    credentials: environmentCredentials(config),
   });
+}
+
+/** The environment's credentials, when it holds a key pair. */
+function environmentCredentials(
+  config: MetricsConfig,
+): EnvironmentCredentials | undefined {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = config;
+  if (AWS_ACCESS_KEY_ID === undefined || AWS_SECRET_ACCESS_KEY === undefined) {
+    return undefined;
+  }
+  return {
+    accessKeyId: AWS_ACCESS_KEY_ID,
+    secretAccessKey: AWS_SECRET_ACCESS_KEY,
+    sessionToken: config.AWS_SESSION_TOKEN,
+  };
 }
 
 export function metricsStoreFromConfig(
