@@ -160,7 +160,7 @@
     (i32.const -1))
 
   ;; Where the last string at depth 1 of the object at `start` (its open
-  ;; brace) that starts with the `length` (1 to 8) bytes of `name` (read
+  ;; brace) that starts with the `length` (2 to 8) bytes of `name` (read
   ;; little-endian) starts, among the bytes [start, end); -1 when none
   ;; does. The caller sees to it that those bytes hold no backslash, so
   ;; every quote among them is a real one: a string at depth 1 opens after
@@ -173,12 +173,15 @@
     (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128)
     (local $quotes i64) (local $opens i64) (local $closes i64)
     (local $inside i64) (local $inString i64) (local $pending i64) (local $low i64)
-    (local $keep i64) (local $bit i32) (local $mask i64)
+    (local $keep i64) (local $bit i32) (local $mask i64) (local $second v128) (local $follows i64)
     (local.set $found (i32.const -1))
     (local.set $mask
       (if (result i64) (i32.ge_u (local.get $length) (i32.const 8))
         (then (i64.const -1))
         (else (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $length) (i32.const 3)))) (i64.const 1)))))
+    ;; The name's second byte, in every lane: only a quote before one is
+    ;; compared with the whole name.
+    (local.set $second (i8x16.splat (i32.wrap_i64 (i64.shr_u (local.get $name) (i64.const 8)))))
     (local.set $at (local.get $start))
     (block $done
       (loop $block
@@ -187,6 +190,20 @@
         (local.set $v1 (v128.load offset=16 align=1 (local.get $at)))
         (local.set $v2 (v128.load offset=32 align=1 (local.get $at)))
         (local.set $v3 (v128.load offset=48 align=1 (local.get $at)))
+        ;; Bit k set when byte k + 1 is the name's second byte (bit 63: the
+        ;; next block's first byte, not read here, may be).
+        (local.set $follows
+          (i64.or
+            (i64.shr_u
+              (i64.or
+                (i64.or
+                  (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (local.get $second))))
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (local.get $second)))) (i64.const 16)))
+                (i64.or
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (local.get $second)))) (i64.const 32))
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (local.get $second)))) (i64.const 48))))
+              (i64.const 1))
+            (i64.const 0x8000000000000000)))
         (local.set $quotes
           (i64.or
           (i64.or
@@ -233,7 +250,8 @@
         (local.set $opens (i64.and (local.get $opens) (i64.xor (local.get $inside) (i64.const -1))))
         (local.set $closes (i64.and (local.get $closes) (i64.xor (local.get $inside) (i64.const -1))))
         ;; Each quote that opens a string and starts with the name.
-        (local.set $pending (i64.and (i64.and (local.get $quotes) (local.get $inside)) (local.get $keep)))
+        (local.set $pending
+          (i64.and (i64.and (i64.and (local.get $quotes) (local.get $inside)) (local.get $keep)) (local.get $follows)))
         (block $matched
           (loop $match
             (br_if $matched (i64.eqz (local.get $pending)))
