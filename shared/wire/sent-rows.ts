@@ -175,11 +175,11 @@ export class SentRows {
    * as JSON.parse reads it; undefined when absent), each parsed from its
    * own bytes, not the whole row's: undefined when the row is no object
    * the scan can follow. For a few small members of a large row (an
-   * event's times, a node's addresses), read on every resync.
+   * event's times, a node's addresses), read on every resync of every row:
+   * found in every row at the first read, in one scan of the kind's rows.
    */
   members(i: number, names: readonly string[]): unknown[] | undefined {
-    const spans =
-      this.#named.get(names.join('\n'))?.[i] ?? this.#memberSpans(i, names);
+    const spans = this.#rowsMembers(names)[i];
     if (spans === undefined) return undefined;
     return spans.map((span) => {
       if (span === null) return undefined;
@@ -240,21 +240,11 @@ export class SentRows {
     return { at, left, length };
   }
 
-  /** Row `i`'s members `names` (memberSpans), scanned on their own. */
-  #memberSpans(
-    i: number,
-    names: readonly string[],
-  ): (MemberSpan | null)[] | undefined {
-    const start = this.#spans.starts[i] as number;
-    const end = this.#spans.ends[i] as number;
-    // Up to the row's end only: the scan must not read past it.
-    return memberSpans(this.#view(0, end), start, names);
-  }
-
   /**
    * Every row's members `names`, found in one scan of the rows' bytes and
    * kept: a kind whose digest leaves them out cuts every row around them,
-   * then reads them (members) to validate them on their own.
+   * then reads them (members) to validate them on their own; a step that
+   * reads some members of every row reads them all.
    */
   #rowsMembers(
     names: readonly string[],
