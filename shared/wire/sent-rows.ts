@@ -126,6 +126,36 @@ export class SentRows {
     return new Uint8Array(bytes.buffer, bytes.byteOffset + start, end - start);
   }
 
+  /** Where row `i`'s bytes start in the body (`copy` reads them). */
+  start(i: number): number {
+    return this.#spans.starts[i] as number;
+  }
+
+  /** Where row `i`'s bytes end in the body. */
+  end(i: number): number {
+    return this.#spans.ends[i] as number;
+  }
+
+  /**
+   * Copies the body's bytes [start, end) (within rows' spans) into
+   * `target` at `at`: no view made, for a loop over every row.
+   */
+  copy(target: Buffer, at: number, start: number, end: number): void {
+    this.#bytes.copy(target, at, start, end);
+  }
+
+  /**
+   * Row `i`'s members `names` as `without` finds them (body offsets, null:
+   * absent), as kept for every row: undefined when the row is no object
+   * the scan can follow.
+   */
+  memberSpans(
+    i: number,
+    names: readonly string[],
+  ): readonly (MemberSpan | null)[] | undefined {
+    return this.#rowsMembers(names)[i];
+  }
+
   /** Row `i`'s text as sent. */
   text(i: number): string {
     return this.#bytes.toString(
