@@ -75,6 +75,7 @@ const objectEndModule = new wasm.Instance(
 ).exports as {
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
   objectEnd(start: number, length: number): number;
+  lastMember(start: number, end: number, name: bigint, length: number): number;
 };
 
 /** Zero bytes after the copy: objectEnd reads up to 63 bytes past it. */
@@ -387,15 +388,123 @@ export function memberSpansOfRows(
   const first = rows.starts[0] as number;
   const s = scanned(bytes.subarray(first, rows.ends[n - 1]));
   const nameBytes = names.map(bytesOfName);
+  const quoted = names.map(quotedName);
+  const plain = quoted.every((name) => name !== undefined);
+  const escapes = new Occurrences(s.b, BACKSLASH_BYTES);
   const out: ((MemberSpan | null)[] | undefined)[] = new Array(n);
   for (let r = 0; r < n; r++) {
     const at = (rows.starts[r] as number) - first;
-    const named = scanNamed(s, at, nameBytes, names, first);
+    const end = (rows.ends[r] as number) - first;
+    if (plain && s.b[at] === OPEN_BRACE && escapes.nextIn(at, end) < 0) {
+      out[r] = plainMembers(s, at, end, quoted as QuotedName[], first);
+      continue;
+    }
+    const scan = scanNamed(s, at, nameBytes, names, first);
     // Ended elsewhere: it read past its row (or gave up).
-    out[r] =
-      named.end === (rows.ends[r] as number) - first ? named.found : undefined;
+    out[r] = scan.end === end ? scan.found : undefined;
   }
   return out;
+}
+
+const BACKSLASH_BYTES = Buffer.from('\\');
+
+/**
+ * Where some bytes (a backslash: rare, so found natively, a search per
+ * occurrence) occur in the scanned bytes, walked forward row by row: each
+ * row asks about its own span, in order.
+ */
+class Occurrences {
+  readonly #haystack: Buffer;
+  readonly #needle: Uint8Array;
+  /** The next occurrence at or after the last span asked about, or -1. */
+  #next: number;
+
+  constructor(bytes: Uint8Array, needle: Uint8Array) {
+    this.#haystack = asBuffer(bytes);
+    this.#needle = needle;
+    this.#next = this.#haystack.indexOf(needle, 0);
+  }
+
+  /**
+   * The first that starts in [from, end), or -1; each call's `from` is at
+   * or after the last one's.
+   */
+  nextIn(from: number, end: number): number {
+    this.#skipTo(from);
+    return this.#next >= 0 && this.#next < end ? this.#next : -1;
+  }
+
+  #skipTo(start: number): void {
+    if (this.#next >= 0 && this.#next < start) {
+      this.#next = this.#haystack.indexOf(this.#needle, start);
+    }
+  }
+}
+
+/** A member name as lastMember looks for it: its quoted bytes, as a word. */
+interface QuotedName {
+  word: bigint;
+  length: number;
+}
+
+/**
+ * `name` quoted, as lastMember reads it (up to 8 bytes, little-endian):
+ * undefined for a name longer or that its bytes do not spell plainly.
+ */
+function quotedName(name: string): QuotedName | undefined {
+  const bytes = Buffer.from(`"${name}"`, 'latin1');
+  if (bytes.length > 8 || !/^[\x20-\x7e]*$/.test(name) || /["\\]/.test(name)) {
+    return undefined;
+  }
+  let word = 0n;
+  for (let k = bytes.length - 1; k >= 0; k--) {
+    word = (word << 8n) | BigInt(bytes[k] as number);
+  }
+  return { word, length: bytes.length };
+}
+
+/**
+ * scanNamed of a row [at, end) whose bytes hold no backslash, without
+ * reading every member: every quote is a real one and every name reads as
+ * its bytes, so a member named `name` is a string at the row's own depth
+ * that its quoted bytes start, followed by a colon (lastMember), and the
+ * last one is the one JSON.parse keeps. The row's other bytes are not
+ * checked, as scanNamed does not check what it skips: a row of valid JSON
+ * gives what scanNamed gives.
+ */
+function plainMembers(
+  s: Scanned,
+  at: number,
+  end: number,
+  names: readonly QuotedName[],
+  base: number,
+): (MemberSpan | null)[] | undefined {
+  const b = s.b;
+  const found: (MemberSpan | null)[] = names.map(() => null);
+  for (let k = 0; k < names.length; k++) {
+    const { word, length } = names[k] as QuotedName;
+    // A string of the name not followed by a colon is a value: the one
+    // before it may be the member.
+    for (let before = end; ; ) {
+      const nameStart = objectEndModule.lastMember(at, before, word, length);
+      if (nameStart < 0) break;
+      const colon = skipSpace(b, nameStart + length);
+      if (b[colon] !== COLON) {
+        before = nameStart;
+        continue;
+      }
+      const valueStart = skipSpace(b, colon + 1);
+      const after = valueEnd(s, valueStart);
+      if (after < 0 || after > end) return undefined;
+      found[k] = {
+        nameStart: base + nameStart,
+        valueStart: base + valueStart,
+        valueEnd: base + after,
+      };
+      break;
+    }
+  }
+  return found;
 }
 
 /**

@@ -1,4 +1,6 @@
-;; Where a JSON object or array ends, 64 bytes at a time (message-scan.ts).
+;; Where a JSON object or array ends, 64 bytes at a time (message-scan.ts),
+;; and where the last member of a given name of an object starts (lastMember,
+;; at the end).
 ;; Built into object-end-wasm.ts by `npm run wasm`; a unit test
 ;; assembles this text again and fails when the two differ.
 ;;
@@ -155,4 +157,121 @@
                 (br $count)))))
         (local.set $at (i32.add (local.get $at) (i32.const 64)))
         (br $block)))
-    (i32.const -1)))
+    (i32.const -1))
+
+  ;; Where the last string at depth 1 of the object at `start` (its open
+  ;; brace) that starts with the `length` (2 to 8) bytes of `name` (read
+  ;; little-endian) starts, among the bytes [start, end); -1 when none
+  ;; does. The caller sees to it that those bytes hold no backslash, so
+  ;; every quote among them is a real one: a string at depth 1 opens after
+  ;; as many open brackets as closes plus one. message-scan.ts finds a row's
+  ;; member by its quoted name with it, and checks the colon after it.
+  (func (export "lastMember") (param $start i32) (param $end i32) (param $name i64) (param $length i32) (result i32)
+    (local $at i32)
+    (local $found i32)
+    (local $depth i64)
+    (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128)
+    (local $quotes i64) (local $opens i64) (local $closes i64)
+    (local $inside i64) (local $inString i64) (local $pending i64) (local $low i64)
+    (local $keep i64) (local $bit i32) (local $mask i64) (local $second v128) (local $follows i64)
+    (local.set $found (i32.const -1))
+    (local.set $mask
+      (if (result i64) (i32.ge_u (local.get $length) (i32.const 8))
+        (then (i64.const -1))
+        (else (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $length) (i32.const 3)))) (i64.const 1)))))
+    ;; The name's second byte, in every lane: only a quote before one is
+    ;; compared with the whole name.
+    (local.set $second (i8x16.splat (i32.wrap_i64 (i64.shr_u (local.get $name) (i64.const 8)))))
+    (local.set $at (local.get $start))
+    (block $done
+      (loop $block
+        (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+        (local.set $v0 (v128.load offset=0 align=1 (local.get $at)))
+        (local.set $v1 (v128.load offset=16 align=1 (local.get $at)))
+        (local.set $v2 (v128.load offset=32 align=1 (local.get $at)))
+        (local.set $v3 (v128.load offset=48 align=1 (local.get $at)))
+        ;; Bit k set when byte k + 1 is the name's second byte (bit 63: the
+        ;; next block's first byte, not read here, may be).
+        (local.set $follows
+          (i64.or
+            (i64.shr_u
+              (i64.or
+                (i64.or
+                  (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (local.get $second))))
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (local.get $second)))) (i64.const 16)))
+                (i64.or
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (local.get $second)))) (i64.const 32))
+                  (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (local.get $second)))) (i64.const 48))))
+              (i64.const 1))
+            (i64.const 0x8000000000000000)))
+        (local.set $quotes
+          (i64.or
+          (i64.or
+            (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22))))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22)))) (i64.const 16)))
+          (i64.or
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22)))) (i64.const 32))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22)))) (i64.const 48)))))
+        (local.set $v0 (v128.or (local.get $v0) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))
+        (local.set $v1 (v128.or (local.get $v1) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))
+        (local.set $v2 (v128.or (local.get $v2) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))
+        (local.set $v3 (v128.or (local.get $v3) (v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20)))
+        (local.set $opens
+          (i64.or
+          (i64.or
+            (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (v128.const i8x16 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b))))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (v128.const i8x16 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b)))) (i64.const 16)))
+          (i64.or
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (v128.const i8x16 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b)))) (i64.const 32))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (v128.const i8x16 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b 0x7b)))) (i64.const 48)))))
+        (local.set $closes
+          (i64.or
+          (i64.or
+            (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v0) (v128.const i8x16 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d))))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v1) (v128.const i8x16 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d)))) (i64.const 16)))
+          (i64.or
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v2) (v128.const i8x16 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d)))) (i64.const 32))
+            (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.eq (local.get $v3) (v128.const i8x16 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d 0x7d)))) (i64.const 48)))))
+        ;; Inside a string, as objectEnd masks it: the prefix XOR of the quotes.
+        (local.set $inside (local.get $quotes))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 1))))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 2))))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 4))))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 8))))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 16))))
+        (local.set $inside (i64.xor (local.get $inside) (i64.shl (local.get $inside) (i64.const 32))))
+        (local.set $inside (i64.xor (local.get $inside) (local.get $inString)))
+        (local.set $inString (i64.shr_s (local.get $inside) (i64.const 63)))
+        ;; The bytes of the block before `end`.
+        (local.set $keep
+          (if (result i64) (i32.lt_u (i32.sub (local.get $end) (local.get $at)) (i32.const 64))
+            (then (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.sub (local.get $end) (local.get $at)))) (i64.const 1)))
+            (else (i64.const -1))))
+        (local.set $opens (i64.and (local.get $opens) (i64.xor (local.get $inside) (i64.const -1))))
+        (local.set $closes (i64.and (local.get $closes) (i64.xor (local.get $inside) (i64.const -1))))
+        ;; Each quote that opens a string and starts with the name.
+        (local.set $pending
+          (i64.and (i64.and (i64.and (local.get $quotes) (local.get $inside)) (local.get $keep)) (local.get $follows)))
+        (block $matched
+          (loop $match
+            (br_if $matched (i64.eqz (local.get $pending)))
+            (local.set $low (i64.and (local.get $pending) (i64.sub (i64.const 0) (local.get $pending))))
+            (local.set $pending (i64.xor (local.get $pending) (local.get $low)))
+            (local.set $bit (i32.add (local.get $at) (i32.wrap_i64 (i64.ctz (local.get $low)))))
+            (if (i64.eq (i64.and (i64.load align=1 (local.get $bit)) (local.get $mask)) (local.get $name))
+              (then
+                ;; Its depth: the brackets before it in the block, and before the block.
+                (if (i64.eq
+                      (i64.sub
+                        (i64.add (local.get $depth) (i64.popcnt (i64.and (local.get $opens) (i64.sub (local.get $low) (i64.const 1)))))
+                        (i64.popcnt (i64.and (local.get $closes) (i64.sub (local.get $low) (i64.const 1)))))
+                      (i64.const 1))
+                  (then (local.set $found (local.get $bit))))))
+            (br $match)))
+        (local.set $depth
+          (i64.sub
+            (i64.add (local.get $depth) (i64.popcnt (i64.and (local.get $opens) (local.get $keep))))
+            (i64.popcnt (i64.and (local.get $closes) (local.get $keep)))))
+        (local.set $at (i32.add (local.get $at) (i32.const 64)))
+        (br $block)))
+    (local.get $found)))

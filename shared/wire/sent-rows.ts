@@ -126,6 +126,36 @@ export class SentRows {
     return new Uint8Array(bytes.buffer, bytes.byteOffset + start, end - start);
   }
 
+  /** Where row `i`'s bytes start in the body (`copy` reads them). */
+  start(i: number): number {
+    return this.#spans.starts[i] as number;
+  }
+
+  /** Where row `i`'s bytes end in the body. */
+  end(i: number): number {
+    return this.#spans.ends[i] as number;
+  }
+
+  /**
+   * Copies the body's bytes [start, end) (within rows' spans) into
+   * `target` at `at`: no view made, for a loop over every row.
+   */
+  copy(target: Buffer, at: number, start: number, end: number): void {
+    this.#bytes.copy(target, at, start, end);
+  }
+
+  /**
+   * Row `i`'s members `names` as `without` finds them (body offsets, null:
+   * absent), as kept for every row: undefined when the row is no object
+   * the scan can follow.
+   */
+  memberSpans(
+    i: number,
+    names: readonly string[],
+  ): readonly (MemberSpan | null)[] | undefined {
+    return this.#rowsMembers(names)[i];
+  }
+
   /** Row `i`'s text as sent. */
   text(i: number): string {
     return this.#bytes.toString(
@@ -175,11 +205,11 @@ export class SentRows {
    * as JSON.parse reads it; undefined when absent), each parsed from its
    * own bytes, not the whole row's: undefined when the row is no object
    * the scan can follow. For a few small members of a large row (an
-   * event's times, a node's addresses), read on every resync.
+   * event's times, a node's addresses), read on every resync of every row:
+   * found in every row at the first read, in one scan of the kind's rows.
    */
   members(i: number, names: readonly string[]): unknown[] | undefined {
-    const spans =
-      this.#named.get(names.join('\n'))?.[i] ?? this.#memberSpans(i, names);
+    const spans = this.#rowsMembers(names)[i];
     if (spans === undefined) return undefined;
     return spans.map((span) => {
       if (span === null) return undefined;
@@ -240,21 +270,11 @@ export class SentRows {
     return { at, left, length };
   }
 
-  /** Row `i`'s members `names` (memberSpans), scanned on their own. */
-  #memberSpans(
-    i: number,
-    names: readonly string[],
-  ): (MemberSpan | null)[] | undefined {
-    const start = this.#spans.starts[i] as number;
-    const end = this.#spans.ends[i] as number;
-    // Up to the row's end only: the scan must not read past it.
-    return memberSpans(this.#view(0, end), start, names);
-  }
-
   /**
    * Every row's members `names`, found in one scan of the rows' bytes and
    * kept: a kind whose digest leaves them out cuts every row around them,
-   * then reads them (members) to validate them on their own.
+   * then reads them (members) to validate them on their own; a step that
+   * reads some members of every row reads them all.
    */
   #rowsMembers(
     names: readonly string[],

@@ -242,4 +242,32 @@ describe('kindDigest', () => {
     expect(digest(later)).toBe(digest(rows));
     expect(digest(changed)).not.toBe(digest(rows));
   });
+
+  it("hashes each pod's bytes without its usage after where it was cut and their length, as stored ones were", () => {
+    // Prepare: usage cut out, absent, and a row with an escape (the
+    // members read in JavaScript).
+    const text = [
+      '{"name":"a","usage":{"cpu_millicores":1},"phase":"Running"}',
+      '{"name":"b","phase":"Pending"}',
+      '{"name":"c\\u0041","usage" : null}',
+    ] as const;
+    const rows = new SentRows(Buffer.from(`[${text.join(',')}]`), {
+      starts: [1, 2 + text[0].length, 3 + text[0].length + text[1].length],
+      ends: [
+        1 + text[0].length,
+        2 + text[0].length + text[1].length,
+        3 + text[0].length + text[1].length + text[2].length,
+      ],
+    });
+    const a = '{"name":"a","usage":,"phase":"Running"}';
+    const c = '{"name":"c\\u0041","usage" : }';
+    const expected = `${TAG}${hash(
+      'sha256',
+      `${TAG}3:20:${a.length}:${a}-1:${text[1].length}:${text[1]}28:${c.length}:${c}`,
+      'base64',
+    )}`;
+
+    // Act, Assess
+    expect(kindDigest('pods', rows)).toBe(expected);
+  });
 });

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   memberSpan,
+  memberSpansOfRows,
   type ScannedMessage,
   scanArray,
   scanMessage,
@@ -342,6 +343,83 @@ describe('memberSpan', () => {
       memberSpan(Buffer.from('{"a":"\\"}'), 0, 'spec_facts'),
     ).toBeUndefined();
     expect(memberSpan(Buffer.from('{"a":"\\\\"}'), 0, 'a')).toBeTruthy();
+  });
+});
+
+describe('memberSpansOfRows', () => {
+  /** A row's members: `usage` at any depth, any number of times, spaced or not. */
+  const row = fc
+    .array(
+      fc.tuple(
+        fc.constantFrom('usage', 'usag', 'usages', 'x', '"usage"', 'us\\age'),
+        fc.oneof(
+          fc.jsonValue(),
+          fc.constant('usage'),
+          fc.record({ usage: fc.jsonValue() }),
+        ),
+        fc.constantFrom('', ' ', '\n '),
+      ),
+      { maxLength: 8 },
+    )
+    .map((members) =>
+      members.length === 0
+        ? '{}'
+        : `{${members.map(([name, value, space]) => `${JSON.stringify(name)}${space}:${space}${JSON.stringify(value)}`).join(',')}}`,
+    );
+
+  it("finds each row's last top-level member as a parser reads it, rows with escapes or not", () => {
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 6 }), (rows) => {
+        const bytes = Buffer.from(`[${rows.join(' , ')}]`);
+        const spans = scanArray(bytes);
+        expect(spans).toBeDefined();
+        if (!spans) return;
+        const found = memberSpansOfRows(bytes, spans, ['usage', 'x']);
+        rows.forEach((text, i) => {
+          const parsed = JSON.parse(text) as Record<string, unknown>;
+          const [usage, x] = found[i] ?? [];
+          for (const [name, span] of [
+            ['usage', usage],
+            ['x', x],
+          ] as const) {
+            if (!(name in parsed)) {
+              expect(span).toBeNull();
+            } else {
+              expect(span).toBeTruthy();
+              if (!span) continue;
+              expect(
+                JSON.parse(
+                  bytes.toString('utf8', span.valueStart, span.valueEnd),
+                ),
+              ).toEqual(parsed[name]);
+              expect(
+                JSON.parse(
+                  bytes.toString(
+                    'utf8',
+                    span.nameStart,
+                    bytes.indexOf(':', span.nameStart + name.length + 2),
+                  ),
+                ),
+              ).toBe(name);
+            }
+          }
+        });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads a row past 64 bytes, its member at any offset from a block', () => {
+    for (let pad = 0; pad < 140; pad++) {
+      const text = `{"a":"${'{'.repeat(pad)}","b":[{"usage":1}],"usage":{"c":"}"}}`;
+      const bytes = Buffer.from(`[${text}]`);
+      const spans = scanArray(bytes);
+      if (!spans) throw new Error('unscanned');
+      const [usage] = memberSpansOfRows(bytes, spans, ['usage'])[0] ?? [];
+      expect(
+        usage && bytes.toString('utf8', usage.valueStart, usage.valueEnd),
+      ).toBe('{"c":"}"}');
+    }
   });
 });
 
