@@ -61,13 +61,9 @@ export function kindDigest(kind: KindKey, rows: SentRows): string {
 }
 
 /**
- * The kind whose rows change between two snapshots of the same bytes: an
- * event ages out of the 24 h list as the snapshot time moves on, and the
- * retention sweep deletes events between syncs. It keeps no kind digest.
+ * The kind digests of a snapshot's collected kinds that keep one (every
+ * kind but one whose rows age out: `KindDefinition.agesOut`).
  */
-const AGING_KIND: KindKey = 'events';
-
-/** The kind digests of a snapshot's collected kinds that keep one. */
 export function kindDigests(
   inventory: WireInventory,
   kinds: readonly KindKey[],
@@ -75,7 +71,7 @@ export function kindDigests(
   const out = new Map<KindKey, string>();
   for (const kind of kinds) {
     const rows = inventory[kind];
-    if (rows !== undefined && kind !== AGING_KIND) {
+    if (rows !== undefined && !KINDS[kind].agesOut) {
       out.set(kind, kindDigest(kind, rows));
     }
   }

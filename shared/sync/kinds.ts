@@ -61,6 +61,12 @@ export interface KindDefinition<K extends KindKey = KindKey> {
    * digest cuts out their spec facts instead.
    */
   unstored?: readonly string[];
+  /**
+   * Its rows change between two snapshots of the same bytes (an event ages
+   * out of the 24 h list as the snapshot time moves on, and the retention
+   * sweep deletes events between syncs), so it keeps no kind digest.
+   */
+  agesOut?: boolean;
   /** The table row: exactly `columns`, in that order. */
   toRow(row: RowOf<K>): DbRow;
 }
@@ -73,6 +79,7 @@ interface KindSpec<K extends KindKey, R extends DbRow> {
   insertOnly?: readonly string[];
   digests?: readonly string[];
   unstored?: readonly string[];
+  agesOut?: boolean;
   /**
    * The row as an object literal (fast properties: V8 made a row built key
    * by key, or `{ ...meta, twenty more }`, a slow dictionary object, which
@@ -350,6 +357,7 @@ const events = defineKind('events', {
   table: 'k8s_events',
   keyColumns: NS_KEY,
   links: ['namespace'],
+  agesOut: true,
   toRow: (r) =>
     withMeta(r, {
       type: n(r.type),
