@@ -406,6 +406,19 @@ function rowColumns(
   return list.join(', ');
 }
 
+/**
+ * The columns a change_events row gives whichever part reads it: recorded
+ * changes and deploys are both rows of that table (aliased `e`).
+ */
+const CHANGE_ROW_COLUMNS = {
+  id: 'e.id',
+  time: 'coalesce(e.scanned_at, e.created_at)',
+  title: 'e.summary',
+  severity: 'e.severity',
+  type: 'e.event_type',
+  namespace: `e.details ->> 'namespace'`,
+} as const;
+
 /** One part of the statement, with the common table expressions it needs. */
 interface StatementPart {
   ctes: string[];
@@ -587,12 +600,7 @@ function changesPart(
   }
   where.push(gate);
   const columns = rowColumns('changes', {
-    id: 'e.id',
-    time: 'coalesce(e.scanned_at, e.created_at)',
-    title: 'e.summary',
-    severity: 'e.severity',
-    type: 'e.event_type',
-    namespace: `e.details ->> 'namespace'`,
+    ...CHANGE_ROW_COLUMNS,
     object_kind: `e.details ->> 'kind'`,
     object_name: `e.details ->> 'name'`,
     changes: `e.details -> 'changes'`,
@@ -697,12 +705,7 @@ function deploysPart(
                   where n.cluster_id = ${clusterId} and n.name = e.details ->> 'namespace')`,
   };
   const columns = rowColumns('deploys', {
-    id: 'e.id',
-    time: 'coalesce(e.scanned_at, e.created_at)',
-    title: 'e.summary',
-    severity: 'e.severity',
-    type: 'e.event_type',
-    namespace: `e.details ->> 'namespace'`,
+    ...CHANGE_ROW_COLUMNS,
     app_name: `e.details ->> 'app_name'`,
     revision: `e.details ->> 'revision'`,
     actor: `e.details ->> 'actor'`,
