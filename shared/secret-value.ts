@@ -14,6 +14,7 @@
  * Parameters and Secrets extension").
  */
 import type { Config } from './config.ts';
+import { httpExchange } from './http-exchange.ts';
 
 export class SecretReadError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -53,51 +54,28 @@ export async function readSecretString(
 }
 
 /**
- * `GET /secretsmanager/get?secretId=` on the extension, over node:http (the
- * Tracer's X-Ray patch has loaded it already; global fetch would load
- * undici). Taken with `process.getBuiltinModule`, not `import()`: the
- * bundles are CommonJS, but esbuild leaves `import('node:http')` an ESM
- * import, whose facade reads every export of the module, and its lazy
- * `fetch`-family getters load undici (~30 ms of the first answer's CPU).
+ * `GET /secretsmanager/get?secretId=` on the extension (over node:http:
+ * shared/http-exchange.ts says why not fetch).
  */
 async function getFromExtension(
   port: number,
   token: string,
   id: string,
 ): Promise<{ SecretString?: string }> {
-  const { request } = process.getBuiltinModule('node:http');
-  const body = await new Promise<{ status: number; text: string }>(
-    (resolve, reject) => {
-      const req = request(
-        {
-          host: 'localhost',
-          port,
-          path: `/secretsmanager/get?secretId=${encodeURIComponent(id)}`,
-          headers: { 'X-Aws-Parameters-Secrets-Token': token },
-          timeout: 10_000,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              text: Buffer.concat(chunks).toString('utf8'),
-            }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
-      req.on('error', reject);
-      req.end();
-    },
-  ).catch((error: unknown) => {
+  const answer = await httpExchange({
+    url: new URL(
+      `http://localhost:${port}/secretsmanager/get?secretId=${encodeURIComponent(id)}`,
+    ),
+    method: 'GET',
+    headers: { 'X-Aws-Parameters-Secrets-Token': token },
+    timeoutMs: 10_000,
+  }).catch((error: unknown) => {
     throw new SecretReadError(
       `the Parameters and Secrets extension on port ${port} did not answer for ${id}: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
   });
+  const body = { status: answer.status, text: answer.body.toString('utf8') };
   if (body.status !== 200) {
     // An error answer is the extension's (or Secrets Manager's) message,
     // never the value; kept short all the same.

@@ -10,6 +10,11 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import type { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { BadGatewayError } from '../errors.ts';
+import {
+  type ExchangeRequest,
+  type ExchangeResponse,
+  httpExchange,
+} from '../http-exchange.ts';
 
 type CredentialChain = ReturnType<typeof defaultProvider>;
 
@@ -61,18 +66,8 @@ export interface MetricsHttpOptions {
   credentials?: EnvironmentCredentials | undefined;
 }
 
-export interface MetricsHttpRequest {
-  url: URL;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body?: string | Uint8Array | undefined;
-  timeoutMs: number;
-}
-
-export interface MetricsHttpResponse {
-  status: number;
-  body: Buffer;
-}
+export type MetricsHttpRequest = ExchangeRequest;
+export type MetricsHttpResponse = ExchangeResponse;
 
 export type MetricsHttp = (
   request: MetricsHttpRequest,
@@ -100,7 +95,7 @@ export function metricsHttp(options: MetricsHttpOptions = {}): MetricsHttp {
     if (signer) headers = await signedHeaders(signer, request, headers);
     let response: MetricsHttpResponse;
     try {
-      response = await exchange(request, headers);
+      response = await httpExchange({ ...request, headers });
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
       throw new MetricsStoreError(
@@ -119,56 +114,6 @@ export function metricsHttp(options: MetricsHttpOptions = {}): MetricsHttp {
     }
     return response;
   };
-}
-
-/**
- * One request and its whole answer over node:http(s), abandoned with a
- * TimeoutError when `timeoutMs` passes first. Not global fetch: its first
- * call loads undici (~20 ms of a cold start's CPU), where node:http is
- * loaded already (the Tracer's X-Ray patch, which traces either).
- */
-function exchange(
-  request: MetricsHttpRequest,
-  headers: Record<string, string>,
-): Promise<MetricsHttpResponse> {
-  const { url, body } = request;
-  const { request: send } = process.getBuiltinModule(
-    url.protocol === 'https:' ? 'node:https' : 'node:http',
-  );
-  return new Promise((resolve, reject) => {
-    // Settles once: whatever the socket reports after the deadline is moot.
-    const deadline = setTimeout(() => {
-      const error = new Error(`no answer within ${request.timeoutMs} ms`);
-      error.name = 'TimeoutError';
-      reject(error);
-      req.destroy();
-    }, request.timeoutMs);
-    const fail = (error: Error) => {
-      clearTimeout(deadline);
-      reject(error);
-    };
-    const req = send(
-      url,
-      {
-        method: request.method,
-        headers:
-          body === undefined
-            ? headers
-            : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          clearTimeout(deadline);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
-        });
-        res.on('error', fail);
-      },
-    );
-    req.on('error', fail);
-    req.end(body);
-  });
 }
 
 async function signedHeaders(

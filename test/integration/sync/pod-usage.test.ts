@@ -13,13 +13,11 @@ import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { seriesOfSnapshot } from '../../../shared/metrics/series.ts';
 import { type SyncResult, syncInventory } from '../../../shared/sync/sync.ts';
 import { decodeInventoryJson } from '../../../shared/wire/decode.ts';
-import {
-  type Inventory,
-  parseInventoryJson,
-} from '../../../shared/wire/inventory.ts';
+import type { Inventory } from '../../../shared/wire/inventory.ts';
 import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import { wholeReason } from '../../helpers/whole-reason.ts';
 
 const T0 = Date.parse('2026-06-15T12:00:00Z');
 
@@ -56,16 +54,6 @@ function sentUsage(inventory: Inventory): Map<string, unknown> {
       p.usage ?? null,
     ]),
   );
-}
-
-/** The reason the whole-message path refuses `json` with. */
-function wholeReason(json: string): string {
-  try {
-    parseInventoryJson(json);
-  } catch (error) {
-    return (error as RejectedInventoryError).reason;
-  }
-  throw new Error('the whole schema accepted it');
 }
 
 describe('pod usage, which k8s_pods does not store', () => {

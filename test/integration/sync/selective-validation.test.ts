@@ -32,18 +32,9 @@ import {
   dumpCluster,
   type Tenant,
 } from '../../helpers/inventory-db.ts';
+import { wholeReason } from '../../helpers/whole-reason.ts';
 
 const NOW = new Date('2026-06-15T12:30:00Z');
-
-/** The reason the whole-message path refuses `json` with. */
-function wholeReason(json: string): string {
-  try {
-    parseInventoryJson(json);
-  } catch (error) {
-    return (error as RejectedInventoryError).reason;
-  }
-  throw new Error('the whole schema accepted it');
-}
 
 describe('validating only what changed', () => {
   let database: TestDatabase;
