@@ -206,6 +206,122 @@ export function machineText(r: BenchResults): string {
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replace(/\n/g, ' ');
 
+/** A figure's value as the curves show it, or a dash when the bench wrote none. */
+function shown(figures: Record<string, Figure>, key: string): string {
+  const f = figures[key];
+  return f ? formatValue(f.value, f.unit) : '–';
+}
+
+/** `| a | b |` rows of a markdown table. */
+function markdownTable(header: string[], rows: string[][]): string[] {
+  return [
+    `| ${header.map(cell).join(' | ')} |`,
+    `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+  ];
+}
+
+/**
+ * The scale curve (bench/scale.ts): each route family's p50 and p99 at each
+ * size of one run, its p99's growth to the largest size, and the size of
+ * each world. Its figures are keyed `<size>.<route>.<p50_ms|p99_ms>`; a
+ * route's name is the one its objective row gives it (the text after the
+ * objective's colon).
+ */
+export function scaleCurveSection(
+  r: BenchResults,
+  staleText: string,
+): string[] {
+  const sizes = Object.keys(r.figures)
+    .filter((k) => k.endsWith('.database_mb'))
+    .map((k) => k.slice(0, -'.database_mb'.length));
+  const routes = [
+    ...new Set(
+      Object.keys(r.figures)
+        .map((k) => /^[^.]+\.([^.]+)\.p99_ms$/.exec(k)?.[1])
+        .filter((k): k is string => k !== undefined),
+    ),
+  ];
+  const largest = sizes.at(-1) ?? '';
+  const sizeLabel = (size: string) => size.toUpperCase().replace('K', 'k');
+  const name = (route: string) => {
+    const objective = r.figures[`${largest}.${route}.p99_ms`]?.objective;
+    return objective?.slice(objective.indexOf(': ') + 2) ?? route;
+  };
+  const rows = routes.map((route) => [
+    name(route),
+    ...sizes.map(
+      (size) =>
+        `${shown(r.figures, `${size}.${route}.p50_ms`)} / ${shown(r.figures, `${size}.${route}.p99_ms`)}`,
+    ),
+    shown(r.figures, `growth.${route}`),
+  ]);
+  rows.push([
+    'database size',
+    ...sizes.map((size) => shown(r.figures, `${size}.database_mb`)),
+    '',
+  ]);
+  return [
+    '## The scale curve',
+    '',
+    `\`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${machineText(r)}. One run: the API bench's world at each size (${(r.notes ?? []).join('; ')}), each route family called by 8 callers; p50 / p99 per size, and the p99's growth from the size before the largest to the largest (target ≤ 1.5×; at the largest size every route's p99 ≤ 50 ms). \`EXPLAIN (ANALYZE, BUFFERS)\` of the slowest statement behind the reads at the largest size: [bench/results/scale-explain.txt](../bench/results/scale-explain.txt).`,
+    ...(staleText ? ['', `**${staleText}.**`] : []),
+    '',
+    ...markdownTable(
+      [
+        'route',
+        ...sizes.map((size) => `${sizeLabel(size)}: p50 / p99`),
+        `p99 growth to ${sizeLabel(largest)}`,
+      ],
+      rows,
+    ),
+    '',
+  ];
+}
+
+/**
+ * The per-row cost of a no-change resync at each cluster size
+ * (bench/sync-scale.ts), from its figures keyed `pods_<n>.<figure>`.
+ */
+export function perRowSection(r: BenchResults, staleText: string): string[] {
+  const sizes = Object.keys(r.figures)
+    .map((k) => /^pods_(\d+)\.rows$/.exec(k)?.[1])
+    .filter((n): n is string => n !== undefined);
+  return [
+    '## A no-change resync, per row, as a cluster grows',
+    '',
+    `\`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${machineText(r)}. Wall-clock time and the sync's CPU are medians of the measured resyncs, PostgreSQL's CPU their mean (it is read in 10 ms clock ticks); target: the dearest size's wall-clock time a row within 1.3× the cheapest's.`,
+    ...(staleText ? ['', `**${staleText}.**`] : []),
+    '',
+    ...markdownTable(
+      [
+        'pods',
+        'rows',
+        'resync',
+        'µs a row',
+        "sync's CPU µs a row",
+        "PostgreSQL's CPU µs a row",
+      ],
+      sizes.map((n) => [
+        Number(n).toLocaleString('en-US'),
+        shown(r.figures, `pods_${n}.rows`).replace(' rows', ''),
+        shown(r.figures, `pods_${n}.resync_ms`),
+        shown(r.figures, `pods_${n}.us_per_row`),
+        shown(r.figures, `pods_${n}.cpu_us_per_row`),
+        shown(r.figures, `pods_${n}.postgres_us_per_row`),
+      ]),
+    ),
+    '',
+  ];
+}
+
+/** The benches whose figures the page also shows as a curve, after the table. */
+const CURVES: Record<string, (r: BenchResults, staleText: string) => string[]> =
+  {
+    scale: scaleCurveSection,
+    'sync-scale': perRowSection,
+  };
+
 export interface PageInput {
   /** Each bench's results, undefined when its file is missing. */
   results: ReadonlyMap<string, BenchResults | undefined>;
@@ -221,6 +337,7 @@ export function renderSloPage({ results, history }: PageInput): string {
   ];
   const rows: string[][] = [];
   const stale: string[] = [];
+  const curves: string[] = [];
   for (const name of names) {
     const r = results.get(name);
     const expected = EXPECTED.find((e) => e.bench === name);
@@ -241,6 +358,7 @@ export function renderSloPage({ results, history }: PageInput): string {
     const f = freshness(r, history);
     const staleText = freshnessText(f, r.measures);
     if (staleText) stale.push(`- \`${name}\`: ${staleText}.`);
+    curves.push(...(CURVES[name]?.(r, staleText) ?? []));
     const judged = Object.values(r.figures).filter((fig) => fig.objective);
     for (const fig of judged) {
       const shown = formatValue(fig.value, fig.unit);
@@ -293,6 +411,7 @@ export function renderSloPage({ results, history }: PageInput): string {
     ...table,
     '',
     ...(stale.length > 0 ? ['## Stale figures', '', ...stale, ''] : []),
+    ...curves,
     ...(notes.length > 0 ? ['## Notes from the runs', '', ...notes, ''] : []),
     'The cost of a fleet, from the same results files: [cost.md](cost.md).',
     '',

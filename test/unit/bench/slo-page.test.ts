@@ -320,6 +320,89 @@ describe('renderSloPage', () => {
     expect(pql).toContain('| met |');
     expect(page).toContain('`graph`: stale: 1 later commit');
   });
+
+  it('draws the scale curve and the per-row sync as tables of their figures', () => {
+    const ms = (value: number) => ({ value, unit: 'ms' });
+    const route = (key: string, label: string, p99: number[]) =>
+      Object.fromEntries(
+        ['40k', '400k', '2m'].flatMap((size, i) => [
+          [`${size}.${key}.p50_ms`, ms(10 + i)],
+          [
+            `${size}.${key}.p99_ms`,
+            size === '2m'
+              ? {
+                  ...ms(p99[i] ?? 0),
+                  objective: `Read API p99 at 2M pods: ${label}`,
+                  target: { max: 50, text: '≤ 50 ms' },
+                }
+              : ms(p99[i] ?? 0),
+          ],
+        ]),
+      );
+    const { page, row } = rendered([
+      results('scale', {
+        commit: changedAt,
+        command: 'npm run bench -- scale --sizes=40k,400k,2m',
+        notes: ['sizes measured: 40k pods (20 clusters)'],
+        figures: {
+          '40k.database_mb': { value: 211, unit: 'MB' },
+          '400k.database_mb': { value: 1911, unit: 'MB' },
+          '2m.database_mb': { value: 9402, unit: 'MB' },
+          ...route('summary', 'clusters/{id}/summary', [24, 23, 25]),
+          'growth.summary': { value: 1.09, unit: '×' },
+          ...route('changes', 'clusters/{id}/changes', [82, 81, 78]),
+        },
+      }),
+      // Measured before shared/sync changed: stale.
+      results('sync-scale', {
+        figures: {
+          'pods_500.rows': { value: 823, unit: 'rows' },
+          'pods_500.resync_ms': ms(6),
+          'pods_500.us_per_row': { value: 7.29, unit: 'µs' },
+          'pods_500.cpu_us_per_row': { value: 7.19, unit: 'µs' },
+          'pods_20000.rows': { value: 32440, unit: 'rows' },
+          'pods_20000.resync_ms': ms(172),
+          'pods_20000.us_per_row': { value: 5.29, unit: 'µs' },
+          'pods_20000.cpu_us_per_row': { value: 5.92, unit: 'µs' },
+          'pods_20000.postgres_us_per_row': { value: 0.62, unit: 'µs' },
+        },
+      }),
+    ]);
+    expect(page).toContain('## The scale curve');
+    expect(page).toContain(
+      '| route | 40k: p50 / p99 | 400k: p50 / p99 | 2M: p50 / p99 | p99 growth to 2M |',
+    );
+    // Each route by the name its objective row gives it, in the bench's order.
+    expect(row('clusters/{id}/summary')).toBe(
+      '| clusters/{id}/summary | 10 ms / 24 ms | 11 ms / 23 ms | 12 ms / 25 ms | 1.09× |',
+    );
+    expect(row('clusters/{id}/changes')).toBe(
+      '| clusters/{id}/changes | 10 ms / 82 ms | 11 ms / 81 ms | 12 ms / 78 ms | – |',
+    );
+    expect(page.indexOf('| clusters/{id}/summary |')).toBeLessThan(
+      page.indexOf('| clusters/{id}/changes |'),
+    );
+    expect(row('database size')).toBe(
+      '| database size | 211 MB | 1,911 MB | 9,402 MB |  |',
+    );
+    expect(page).toContain('bench/results/scale-explain.txt');
+    expect(page).toContain('sizes measured: 40k pods (20 clusters)');
+    const curve = page.slice(page.indexOf('## The scale curve'));
+    expect(curve.slice(0, curve.indexOf('| route |'))).not.toContain('stale');
+
+    expect(page).toContain(
+      '## A no-change resync, per row, as a cluster grows',
+    );
+    expect(row('500')).toBe('| 500 | 823 | 6 ms | 7.29 µs | 7.19 µs | – |');
+    expect(row('20,000')).toBe(
+      '| 20,000 | 32,440 | 172 ms | 5.29 µs | 5.92 µs | 0.62 µs |',
+    );
+    // A curve measured on older code says so above its table.
+    const perRow = page.slice(page.indexOf('## A no-change resync'));
+    expect(perRow.slice(0, perRow.indexOf('| pods |'))).toContain(
+      '**stale: 1 later commit',
+    );
+  });
 });
 
 describe('measures', () => {
