@@ -8,6 +8,11 @@
 import { BUILD_INPUTS } from '../test/helpers/lambda-bundles.ts';
 import { type Figure, round } from './results.ts';
 
+/** The two reference rows' names in the table. */
+export const FLOOR_NAME = 'floor (pg select 1)';
+export const LIBRARIES_FLOOR_NAME =
+  "libraries' floor (select 1 under middy, Powertools, zod)";
+
 /** Each target: a function's first answer over the floor's. */
 export const COLDSTART_TARGETS = { api: 1.5, sync: 3 } as const;
 
@@ -20,6 +25,7 @@ export const COLDSTART_MEASURES = [
   ...BUILD_INPUTS,
   'bench/coldstart.ts',
   'bench/coldstart-floor.ts',
+  'bench/coldstart-libraries-floor.ts',
   'test/helpers/lambda-bundles.ts',
   'test/helpers/lambda-process.ts',
   'test/helpers/lambda-stage.ts',
@@ -36,7 +42,8 @@ export const COLDSTART_MEASURES = [
  */
 export interface ColdStartRow {
   name: string;
-  kind: 'floor' | 'api' | 'sync' | 'other';
+  /** `libraries`: the libraries' floor, a reference like the floor. */
+  kind: 'floor' | 'libraries' | 'api' | 'sync' | 'other';
   bytes: number;
   importMs: number;
   answerMs: number;
@@ -62,7 +69,12 @@ export function coldStartFigures(
   const figures: Record<string, Figure> = {};
   const ratio = (r: ColdStartRow) => r.answerMs / floor.answerMs;
   for (const r of rows) {
-    const key = r.kind === 'floor' ? 'floor' : keyOf(r.name);
+    const key =
+      r.kind === 'floor'
+        ? 'floor'
+        : r.kind === 'libraries'
+          ? 'libraries_floor'
+          : keyOf(r.name);
     figures[`${key}.answer_ms`] = { value: round(r.answerMs), unit: 'ms' };
     figures[`${key}.import_ms`] = { value: round(r.importMs), unit: 'ms' };
     figures[`${key}.answer_cpu_ms`] = {
@@ -89,6 +101,10 @@ export function coldStartFigures(
   const against = (r: ColdStartRow) =>
     `${r.answerMs.toFixed(0)} ms vs floor ${floor.answerMs.toFixed(0)} ms on a pooled backend, ${runs === 1 ? 'one fresh process' : `median of ${runs} fresh processes`} (on a new backend ${(r.newBackendAnswerMs / floor.newBackendAnswerMs).toFixed(2)}×)`;
   const api = rows.filter((r) => r.kind === 'api');
+  const libraries = rows.find((r) => r.kind === 'libraries');
+  const librariesText = libraries
+    ? `; the libraries every function loads, alone: ${times(ratio(libraries))}`
+    : '';
   const worst = api.reduce<ColdStartRow | undefined>(
     (w, r) => (w === undefined || r.answerMs > w.answerMs ? r : w),
     undefined,
@@ -105,7 +121,7 @@ export function coldStartFigures(
         max: limit,
         text: `every API function ≤ ${limit}× the floor's first answer`,
       },
-      detail: `${worst.name}: ${against(worst)}; ${over} of ${api.length} API functions over ${limit}×, the quickest ${best.name} at ${times(ratio(best))}; every function: bench/coldstart-results.md`,
+      detail: `${worst.name}: ${against(worst)}; ${over} of ${api.length} API functions over ${limit}×, the quickest ${best.name} at ${times(ratio(best))}${librariesText}; every function: bench/coldstart-results.md`,
     };
   }
   const sync = rows.find((r) => r.kind === 'sync');

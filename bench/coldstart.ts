@@ -15,8 +15,11 @@
  * the same two ways: a bundle of a handler that only runs `select 1` through
  * pg (bench/coldstart-floor.ts), built with the same esbuild settings
  * (`BUNDLE`) and connected the same way, its URL in the environment (no
- * secret read). Targets, on a pooled backend: an API function within 1.5×
- * the floor, the sync within 3×.
+ * secret read); and the libraries' floor, the same `select 1` under the
+ * libraries every function loads (middy, Powertools Tracer, Logger and
+ * Metrics, zod: bench/coldstart-libraries-floor.ts), which tells what is
+ * left of the target for the project's own code. Targets, on a pooled
+ * backend: an API function within 1.5× the floor, the sync within 3×.
  * Results: bench/results/coldstart.json (the slowest API function and the
  * sync on docs/slo.md; not written with --only, which measures a part), the
  * table of every function in bench/coldstart-results.md.
@@ -49,6 +52,8 @@ import {
   COLDSTART_MEASURES,
   coldStartFigures,
   coldStartNotes,
+  FLOOR_NAME,
+  LIBRARIES_FLOOR_NAME,
   type ColdStartRow as Row,
 } from './coldstart-figures.ts';
 import { benchDatabase, median } from './common.ts';
@@ -79,19 +84,29 @@ const queries: Record<string, Record<string, string>> = {
 
 interface Subject {
   name: string;
-  kind: 'floor' | 'api' | 'sync' | 'other';
+  kind: Row['kind'];
   fn: BundledFunction;
   environment: () => Record<string, string>;
   event: () => unknown;
 }
 
-/** The floor, bundled like the functions into a directory of its own. */
-const floorDir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
+/** The floors, each bundled like the functions into a directory of its own. */
+const floorDirs: string[] = [];
 
-async function floorSubject(): Promise<Subject> {
-  const dir = floorDir;
+/**
+ * A floor: `entry` bundled with the functions' esbuild settings, connected
+ * as the floor connects (its URL in the environment, no secret read), with
+ * the environment the template gives every function's observability.
+ */
+async function floorSubject(
+  entry: string,
+  name: string,
+  kind: 'floor' | 'libraries',
+): Promise<Subject> {
+  const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
+  floorDirs.push(dir);
   await build({
-    entryPoints: [fromRoot('bench/coldstart-floor.ts')],
+    entryPoints: [fromRoot(entry)],
     outfile: join(dir, BUNDLE.file),
     bundle: true,
     platform: 'node',
@@ -105,9 +120,9 @@ async function floorSubject(): Promise<Subject> {
     logLevel: 'error',
   });
   const fn: BundledFunction = {
-    name: 'floor (pg select 1)',
+    name,
     stack: 'bench',
-    logicalId: 'Floor',
+    logicalId: kind === 'floor' ? 'Floor' : 'LibrariesFloor',
     dir,
     handler: 'index.handler',
     runtime: 'nodejs22.x',
@@ -119,12 +134,20 @@ async function floorSubject(): Promise<Subject> {
   url.hostname = stage.proxy.host;
   url.port = String(stage.proxy.port);
   url.search = '?sslmode=verify-full';
+  // The log level and the Powertools settings every function's template
+  // holds (infra/constructs/service-function.ts), taken from one of them.
+  const observability = Object.fromEntries(
+    Object.entries(stage.fn('api-get-cluster').environment)
+      .filter(([key]) => key.startsWith('POWERTOOLS_') || key === 'LOG_LEVEL')
+      .map(([key, value]) => [key, String(value)]),
+  );
   return {
     name: fn.name,
-    kind: 'floor',
+    kind,
     fn,
     environment: () => ({
       ...lambdaReservedEnvironment(fn, REGION),
+      ...observability,
       NODE_EXTRA_CA_CERTS: stage.proxy.caFile,
       FLOOR_DATABASE_URL: url.toString(),
     }),
@@ -259,9 +282,18 @@ async function measure(subject: Subject): Promise<Row> {
 }
 
 try {
-  const all = [await floorSubject(), ...subjects()].filter(
-    (s) => s.kind === 'floor' || ONLY === undefined || s.name.includes(ONLY),
-  );
+  const floors = [
+    await floorSubject('bench/coldstart-floor.ts', FLOOR_NAME, 'floor'),
+    await floorSubject(
+      'bench/coldstart-libraries-floor.ts',
+      LIBRARIES_FLOOR_NAME,
+      'libraries',
+    ),
+  ];
+  const all = [
+    ...floors,
+    ...subjects().filter((s) => ONLY === undefined || s.name.includes(ONLY)),
+  ];
   const rows: Row[] = [];
   for (const subject of all) {
     const row = await measure(subject);
@@ -316,7 +348,7 @@ try {
     });
   }
 } finally {
-  rmSync(floorDir, { recursive: true, force: true });
+  for (const dir of floorDirs) rmSync(dir, { recursive: true, force: true });
   await stage.stop();
   await bench.close();
   // The database is gone, and with it the grants naming the run's roles;
