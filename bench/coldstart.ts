@@ -8,7 +8,8 @@
  * test/helpers/rds-proxy.ts). Per function: the bundle's size, the time from
  * spawning its process to the module loaded, and to the handler's first
  * answer (import + first query), and the process's CPU time by each, the
- * median of `--runs` pairs of fresh processes: in each pair the first
+ * median of `--runs` pairs of fresh processes, run in rounds (each round
+ * one pair of every function and floor): in each pair the first
  * finds no backend of its login in the proxy's pool and the proxy opens one
  * (the first cold start after a deploy), the second is lent that backend
  * (every later cold start, as RDS Proxy pools). Beside them a floor measured
@@ -254,17 +255,24 @@ async function backendReturned(): Promise<void> {
 /** Pooled runs that found no idle backend and had one opened. */
 let unpooled = 0;
 
-async function measure(subject: Subject): Promise<Row> {
-  const pooled: Run[] = [];
-  const opened: Run[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    stage.proxy.drain();
-    opened.push(await run(subject));
-    await backendReturned();
-    const before = stage.proxy.backendsOpened;
-    pooled.push(await run(subject));
-    if (stage.proxy.backendsOpened !== before) unpooled++;
-  }
+interface Runs {
+  /** On a backend the proxy lends from its pool. */
+  pooled: Run[];
+  /** On one it opens. */
+  opened: Run[];
+}
+
+/** One pair of fresh processes: on a backend the proxy opens, then on one it lends. */
+async function pair(subject: Subject, runs: Runs): Promise<void> {
+  stage.proxy.drain();
+  runs.opened.push(await run(subject));
+  await backendReturned();
+  const before = stage.proxy.backendsOpened;
+  runs.pooled.push(await run(subject));
+  if (stage.proxy.backendsOpened !== before) unpooled++;
+}
+
+function rowOf(subject: Subject, { pooled, opened }: Runs): Row {
   const mid = (runs: Run[], key: keyof Omit<Run, 'failed'>) =>
     median(runs.map((r) => r[key]));
   const failed = [...pooled, ...opened].find((r) => r.failed)?.failed;
@@ -294,12 +302,18 @@ try {
     ...floors,
     ...subjects().filter((s) => ONLY === undefined || s.name.includes(ONLY)),
   ];
-  const rows: Row[] = [];
-  for (const subject of all) {
-    const row = await measure(subject);
-    rows.push(row);
-    process.stderr.write(`${row.name}: ${row.answerMs.toFixed(0)} ms\n`);
+  // In rounds, each running every subject's pair once, not each subject's
+  // pairs in a row: a machine whose speed drifts over the bench's minutes
+  // (a shared host) then moves the floors and the functions alike, where
+  // measured one after another the later functions' ratios took the drift.
+  const runs = new Map<Subject, Runs>(
+    all.map((subject) => [subject, { pooled: [], opened: [] }]),
+  );
+  for (let round = 1; round <= RUNS; round++) {
+    for (const [subject, into] of runs) await pair(subject, into);
+    process.stderr.write(`round ${round} of ${RUNS}\n`);
   }
+  const rows = all.map((subject) => rowOf(subject, runs.get(subject)!));
   const floor = rows[0]!.answerMs;
   const floorNew = rows[0]!.newBackendAnswerMs;
   const target = (kind: Row['kind']) =>
