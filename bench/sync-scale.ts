@@ -5,8 +5,9 @@
  * per run, a fresh cluster is synced once and resynced once unmeasured (the
  * first resync pays the first sync's garbage), then resynced three times
  * with nothing stored changed (every running pod's usage moves, as
- * metrics-server's figures do: mutateInventory), BENCH_RUNS times (3),
- * medians of those resyncs, after one unmeasured cluster of the largest
+ * metrics-server's figures do: mutateInventory), BENCH_RUNS times (3, in
+ * rounds: each round one cluster of every size), medians of those
+ * resyncs, after one unmeasured cluster of the largest
  * size (the code compiled and optimized). Prints, per size, the resync's
  * wall time and this process's CPU (medians) and PostgreSQL's CPU (the mean:
  * it is read in 10 ms clock ticks), each per row, and the spread of the
@@ -159,18 +160,30 @@ export async function perRowScale(): Promise<void> {
         'postgres µs/row',
       ].join('\t'),
     );
-    for (const pods of sizes) {
-      const walls: number[] = [];
-      const cpus: number[] = [];
-      // PostgreSQL's CPU comes in clock ticks (10 ms), coarser than a small
-      // resync: summed over the size's measured resyncs, then shared out.
-      const pgs: number[] = [];
-      let rows = 0;
-      let mb = 0;
-      for (let run = 0; run < runs; run++) {
+    // In rounds, each syncing one fresh cluster of every size, not every
+    // cluster of one size and then the next: a machine whose speed drifts
+    // over the bench's minutes (a shared host) then moves every size alike
+    // instead of tilting the spread.
+    const measured = new Map(
+      sizes.map((pods) => [
+        pods,
+        {
+          walls: [] as number[],
+          cpus: [] as number[],
+          // PostgreSQL's CPU comes in clock ticks (10 ms), coarser than a
+          // small resync: summed over the size's measured resyncs, then
+          // shared out.
+          pgs: [] as number[],
+          rows: 0,
+          mb: 0,
+        },
+      ]),
+    );
+    for (let run = 0; run < runs; run++) {
+      for (const [pods, into] of measured) {
         const cluster = await syncedCluster(db, pods, run + 1);
-        mb = cluster.mb;
-        rows = cluster.rows;
+        into.mb = cluster.mb;
+        into.rows = cluster.rows;
         // Unmeasured: the first resync after a first sync pays that sync's
         // garbage (at 500 pods it cost twice a steady resync), which says
         // nothing about a resync's own cost.
@@ -181,15 +194,17 @@ export async function perRowScale(): Promise<void> {
           const cpuFrom = process.cpuUsage();
           const started = performance.now();
           await cluster.resync(resync, message);
-          walls.push(performance.now() - started);
+          into.walls.push(performance.now() - started);
           const cpu = process.cpuUsage(cpuFrom);
-          cpus.push((cpu.user + cpu.system) / 1000);
+          into.cpus.push((cpu.user + cpu.system) / 1000);
           const pgTo = await postgresCpuMs(db);
           if (pgFrom !== undefined && pgTo !== undefined) {
-            pgs.push(pgTo - pgFrom);
+            into.pgs.push(pgTo - pgFrom);
           }
         }
       }
+    }
+    for (const [pods, { walls, cpus, pgs, rows, mb }] of measured) {
       const wall = median(walls);
       const us = (v: number) => (v * 1000) / rows;
       perRow.push(us(wall));
