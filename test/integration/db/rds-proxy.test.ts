@@ -145,7 +145,14 @@ describe("RDS Proxy's stand-in", () => {
       database: new URL(database.url).pathname.slice(1),
       ssl: { ca, servername: proxy.host },
     });
-    await expect(c.connect()).rejects.toMatchObject({ code: '28000' });
+    // The server's own refusal, whichever its authentication method words
+    // it: 28000 (the role does not exist) where it trusts the client,
+    // 28P01 (password authentication failed) where it asks for a password,
+    // as the embedded server and RDS do.
+    await expect(c.connect()).rejects.toMatchObject({
+      code: expect.stringMatching(/^28(000|P01)$/),
+      message: expect.stringContaining('no_such_login'),
+    });
   });
 
   it('opens a new backend for every login after a drain', async () => {
