@@ -206,6 +206,13 @@ export function machineText(r: BenchResults): string {
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replace(/\n/g, ' ');
 
+/** When a bench ran, as the page shows it: `2026-12-06 15:04`, UTC. */
+const ranAt = (r: BenchResults) => r.date.slice(0, 16).replace('T', ' ');
+
+/** The line above a curve: the command that drew it, when and where it ran. */
+const ranText = (r: BenchResults) =>
+  `\`${r.command}\`, ${ranAt(r)} UTC, ${machineText(r)}.`;
+
 /** A figure's value as the curves show it, or a dash when the bench wrote none. */
 function shown(figures: Record<string, Figure>, key: string): string {
   const f = figures[key];
@@ -264,7 +271,7 @@ export function scaleCurveSection(
   return [
     '## The scale curve',
     '',
-    `\`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${machineText(r)}. One run: the API bench's world at each size (${(r.notes ?? []).join('; ')}), each route family called by 8 callers; p50 / p99 per size, and the p99's growth from the size before the largest to the largest (target ≤ 1.5×; at the largest size every route's p99 ≤ 50 ms). \`EXPLAIN (ANALYZE, BUFFERS)\` of the slowest statement behind the reads at the largest size: [bench/results/scale-explain.txt](../bench/results/scale-explain.txt).`,
+    `${ranText(r)} One run: the API bench's world at each size (${(r.notes ?? []).join('; ')}), each route family called by 8 callers; p50 / p99 per size, and the p99's growth from the size before the largest to the largest (target ≤ 1.5×; at the largest size every route's p99 ≤ 50 ms). \`EXPLAIN (ANALYZE, BUFFERS)\` of the slowest statement behind the reads at the largest size: [bench/results/scale-explain.txt](../bench/results/scale-explain.txt).`,
     ...(staleText ? ['', `**${staleText}.**`] : []),
     '',
     ...markdownTable(
@@ -290,7 +297,7 @@ export function perRowSection(r: BenchResults, staleText: string): string[] {
   return [
     '## A no-change resync, per row, as a cluster grows',
     '',
-    `\`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${machineText(r)}. Wall-clock time and the sync's CPU are medians of the measured resyncs, PostgreSQL's CPU their mean (it is read in 10 ms clock ticks); target: the dearest size's wall-clock time a row within 1.3× the cheapest's.`,
+    `${ranText(r)} Wall-clock time and the sync's CPU are medians of the measured resyncs, PostgreSQL's CPU their mean (it is read in 10 ms clock ticks); target: the dearest size's wall-clock time a row within 1.3× the cheapest's.`,
     ...(staleText ? ['', `**${staleText}.**`] : []),
     '',
     ...markdownTable(
@@ -304,7 +311,7 @@ export function perRowSection(r: BenchResults, staleText: string): string[] {
       ],
       sizes.map((n) => [
         Number(n).toLocaleString('en-US'),
-        shown(r.figures, `pods_${n}.rows`).replace(' rows', ''),
+        r.figures[`pods_${n}.rows`]?.value.toLocaleString('en-US') ?? '–',
         shown(r.figures, `pods_${n}.resync_ms`),
         shown(r.figures, `pods_${n}.us_per_row`),
         shown(r.figures, `pods_${n}.cpu_us_per_row`),
@@ -368,7 +375,7 @@ export function renderSloPage({ results, history }: PageInput): string {
         `${staleText ? `~~${shown}~~ (stale)` : shown}${fig.detail ? `; ${fig.detail}` : ''}`,
         verdict(fig),
         machineText(r),
-        r.date.slice(0, 16).replace('T', ' '),
+        ranAt(r),
         `\`${r.command}\``,
       ]);
     }
