@@ -54,7 +54,7 @@ import {
   toQueuedRecord,
 } from '../shared/ingest/queue-message.ts';
 import { decodeInventoryJson } from '../shared/wire/decode.ts';
-import { median, percentile, postgresCpuMs } from './common.ts';
+import { mean, median, percentile, postgresCpuMs } from './common.ts';
 import {
   type DiskSample,
   diskSample,
@@ -105,8 +105,6 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const ms = (v: number) => `${Math.round(v)} ms`;
 const ms1 = (v: number) => `${v.toFixed(1)} ms`;
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
-const mean = (v: readonly number[]) =>
-  v.length === 0 ? 0 : v.reduce((a, b) => a + b, 0) / v.length;
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))

@@ -1,18 +1,18 @@
 /**
  * `npm run bench -- sync --per-row [--pods=500,5000,20000]`: what a
  * no-change resync costs per row as a cluster grows. Each size is the large
- * preset's shape scaled to that many pods (every other kind in proportion);
- * per run, a fresh cluster is synced once and resynced once unmeasured (the
+ * preset's shape scaled to that many pods (every other kind in proportion).
+ * Per run, a fresh cluster is synced once and resynced once unmeasured (the
  * first resync pays the first sync's garbage), then resynced three times
  * with nothing stored changed (every running pod's usage moves, as
- * metrics-server's figures do: mutateInventory), BENCH_RUNS times (3, in
- * rounds: each round one cluster of every size), medians of those
- * resyncs, after one unmeasured cluster of the largest
- * size (the code compiled and optimized). Prints, per size, the resync's
- * wall time and this process's CPU (medians) and PostgreSQL's CPU (the mean:
- * it is read in 10 ms clock ticks), each per row, and the spread of the
- * per-row wall time from the cheapest size to the dearest (target: within
- * 1.3×). Writes bench/results/sync-scale.json.
+ * metrics-server's figures do: mutateInventory). That is done BENCH_RUNS
+ * times (3, in rounds: each round one cluster of every size), after one
+ * unmeasured cluster of the largest size (the code compiled and optimized).
+ * Prints, per size, the resync's wall time and this process's CPU (medians
+ * over the measured resyncs) and PostgreSQL's CPU (the mean: it is read in
+ * 10 ms clock ticks), each per row, and the spread of the per-row wall time
+ * from the cheapest size to the dearest (target: within 1.3×). Writes
+ * bench/results/sync-scale.json.
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -26,7 +26,7 @@ import {
   mutateInventory,
   SIZES,
 } from '../test/fixtures/generate.ts';
-import { benchDatabase, median, postgresCpuMs } from './common.ts';
+import { benchDatabase, mean, median, postgresCpuMs } from './common.ts';
 import { type Figure, round, writeResults } from './results.ts';
 
 const TARGET_SPREAD = 1.3;
@@ -61,9 +61,6 @@ export function scaledShape(pods: number) {
     endpointSlices: scale(large.endpointSlices),
   };
 }
-
-const mean = (values: readonly number[]) =>
-  values.reduce((sum, v) => sum + v, 0) / values.length;
 
 const rowCount = (inv: Inventory) =>
   KIND_ORDER.reduce((n, k) => n + (inv[k]?.length ?? 0), 0);

@@ -9,6 +9,7 @@ import middy from '@middy/core';
 import { getDb } from '../../shared/db/process-pool.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { observed } from '../../shared/observability/middleware.ts';
+import { traced } from '../../shared/observability/tracer.ts';
 import {
   type AdminResult,
   runAdminCommand,
@@ -19,6 +20,7 @@ const database = () =>
   getDb({ applicationName: 'admin', login: 'admin', max: 1 });
 
 export const handler = middy<unknown, AdminResult>()
+  .use(traced())
   .use(observed())
   .handler(async (event) => {
     const result = await runAdminCommand(await database(), event);

@@ -22,6 +22,7 @@ import { findMigrationsDir } from '../../shared/db/migrations-dir.ts';
 import { assertGroupRoles } from '../../shared/db/roles.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { observed } from '../../shared/observability/middleware.ts';
+import { traced } from '../../shared/observability/tracer.ts';
 
 const config = getConfig();
 const loginSecrets = config.DATABASE_LOGIN_SECRETS;
@@ -29,6 +30,7 @@ const loginSecrets = config.DATABASE_LOGIN_SECRETS;
 if (loginSecrets) assertGroupRoles(Object.keys(loginSecrets));
 
 export const handler = middy<unknown, DeployDatabaseResult>()
+  .use(traced())
   .use(observed())
   .handler(async () => {
     // LAMBDA_TASK_ROOT is where Lambda unpacked the bundle (a CommonJS

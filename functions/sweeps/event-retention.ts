@@ -11,6 +11,7 @@ import { getDb } from '../../shared/db/process-pool.ts';
 import { expireAudit } from '../../shared/live/audit.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { observed } from '../../shared/observability/middleware.ts';
+import { traced } from '../../shared/observability/tracer.ts';
 import {
   type ChangeRetentionResult,
   expireChanges,
@@ -29,6 +30,7 @@ export const handler = middy<
     changeRetention: ChangeRetentionResult;
   }
 >()
+  .use(traced())
   .use(observed())
   .handler(async () => {
     const db = await getDb({

@@ -6,6 +6,7 @@ import middy from '@middy/core';
 import { getConfig } from '../../shared/config.ts';
 import { getDb } from '../../shared/db/process-pool.ts';
 import { observed } from '../../shared/observability/middleware.ts';
+import { traced } from '../../shared/observability/tracer.ts';
 import {
   markStaleClusters,
   type StaleSweepResult,
@@ -14,6 +15,7 @@ import {
 const config = getConfig();
 
 export const handler = middy<unknown, StaleSweepResult>()
+  .use(traced())
   .use(observed())
   .handler(async () =>
     markStaleClusters(

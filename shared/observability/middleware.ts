@@ -1,8 +1,7 @@
 /**
  * The one middleware stack every Lambda handler runs first (the API's
- * apiHandler, the sync, the admin function):
+ * apiHandler, the sync, the sweeps, the admin and migrate functions):
  *
- * - the Tracer's handler segment (X-Ray in AWS; off elsewhere);
  * - the Logger's Lambda context (function name, request id, cold start),
  *   its per-invocation keys cleared when the invocation ends;
  * - the stored EMF metrics, flushed when the invocation ends, failed or not
@@ -13,13 +12,14 @@
  *   mapping, which logs 5xx itself) is not logged twice.
  *
  * Use it before the function's own middlewares: `middy().use(observed())`.
+ * The Tracer's handler segment is not in it: the functions outside the API
+ * add it first, `middy().use(traced()).use(observed())` (shared/
+ * observability/tracer.ts says why the API functions do not).
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import { logger } from './logger.ts';
 import { metrics } from './metrics.ts';
-import { tracer } from './tracer.ts';
 
 function flushMetrics(): MiddlewareObj {
   const flush = () => {
@@ -48,7 +48,6 @@ export function observed(): MiddlewareObj<any, any, Error, any>[] {
   // onError runs in reverse: the failure is logged while the logger still
   // has the invocation's context, before injectLambdaContext clears it.
   return [
-    captureLambdaHandler(tracer, { captureResponse: false }),
     injectLambdaContext(logger, { resetKeys: true }),
     flushMetrics(),
     logFailure(),
