@@ -1,12 +1,13 @@
 /**
  * The libraries' floor (bench/coldstart.ts): the floor's `select 1`
- * (bench/coldstart-floor.ts), run as every function runs its handler:
+ * (bench/coldstart-floor.ts), run as every API function runs its handler:
  * inside middy, under the observability stack every Lambda runs first
- * (shared/observability/middleware.ts: the Powertools Tracer, Logger and
- * Metrics), its query string parsed by zod as every API route parses its
- * own. None of the project's own code besides that stack: what the
- * libraries the design requires cost a cold start before any route's work,
- * and so how much of the target's margin over the floor they leave.
+ * (shared/observability/middleware.ts: the Powertools Logger and Metrics;
+ * the API functions do not load the Tracer), its query string parsed by zod
+ * as every API route parses its own. None of the project's own code besides
+ * that stack: what the libraries the design requires cost a cold start
+ * before any route's work, and so how much of the target's margin over the
+ * floor they leave.
  */
 import middy from '@middy/core';
 import * as z from 'zod';

@@ -17,24 +17,32 @@
  * pg (bench/coldstart-floor.ts), built with the same esbuild settings
  * (`BUNDLE`) and connected the same way, its URL in the environment (no
  * secret read); and the libraries' floor, the same `select 1` under the
- * libraries every function loads (middy, Powertools Tracer, Logger and
+ * libraries every API function loads (middy, the Powertools Logger and
  * Metrics, zod: bench/coldstart-libraries-floor.ts), which tells what is
- * left of the target for the project's own code. Targets, on a pooled
- * backend: an API function within 1.5× the floor, the sync within 3×.
+ * left of the target for the project's own code. Each API function is
+ * asked what a caller asks and does its route's work: the graph of a
+ * workload, the live reads through the cluster's agent (its own responder,
+ * bench/live-agent.ts, on the stage's NATS), the webhook receiver an
+ * Alertmanager notification from a registered source; an error answer is
+ * marked as one beside the row. Targets, on a pooled backend: an API
+ * function within 1.5× the floor, the sync within 3×.
  * Results: bench/results/coldstart.json (the slowest API function and the
  * sync on docs/slo.md; not written with --only, which measures a part), the
  * table of every function in bench/coldstart-results.md.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { BUNDLE } from '../infra/constructs/service-function.ts';
 import { fromRoot } from '../infra/paths.ts';
+import { queryOne } from '../shared/db/pool.ts';
 import { GROUP_ROLES } from '../shared/db/roles.ts';
 import { routes } from '../shared/http/routes.ts';
+import { addWebhookSource } from '../shared/webhooks/sources.ts';
 import {
   buildWorld,
   callerEmail,
@@ -43,6 +51,7 @@ import {
 import type { BundledFunction } from '../test/helpers/lambda-bundles.ts';
 import { httpApiEvent, scheduledEvent } from '../test/helpers/lambda-events.ts';
 import {
+  type Answer,
   lambdaReservedEnvironment,
   startLambda,
 } from '../test/helpers/lambda-process.ts';
@@ -78,10 +87,55 @@ const queries: Record<string, Record<string, string>> = {
     start: new Date(Date.now() - hour).toISOString(),
     end: new Date().toISOString(),
   },
-  'get-live-manifest': { kind: 'Deployment', namespace: 'shop', name: 'web' },
-  'list-live-revisions': { kind: 'Deployment', namespace: 'shop', name: 'web' },
-  'get-live-logs': { namespace: 'shop', pod: 'web-7d9f8b6c5d-x2k4p' },
+  'get-cluster-graph': { kind: 'Deployment', namespace: 'shop', name: 'web' },
+  // What the agent's cluster serves (bench/live-fixtures.ts).
+  'get-live-manifest': { kind: 'Deployment', namespace: 'icx', name: 'icx-db' },
+  'list-live-revisions': {
+    kind: 'Deployment',
+    namespace: 'icx',
+    name: 'icx-db',
+  },
+  'get-live-logs': { namespace: 'icx', pod: 'icx-db-1' },
 };
+
+// The live routes read through the cluster's agent: its own responder in a
+// process of its own (bench/live-agent.ts, over a fake Kubernetes API
+// serving a real Deployment as read), on the stage's NATS, and an agent
+// version every live read accepts.
+const { agent_id: agentId } = await queryOne<{ agent_id: string }>(
+  bench.db,
+  `update clusters set agent_version = 'v0.9.0' where id = $1
+   returning agent_id`,
+  [world.target.id],
+);
+const liveAgent = fork(
+  new URL('./live-agent.ts', import.meta.url),
+  [stage.nats.url, agentId, 'as-read'],
+  { execArgv: ['--import', 'tsx'] },
+);
+await once(liveAgent, 'message');
+
+// The webhook receiver stores an Alertmanager notification from a source
+// of the cluster's client, as Alertmanager sends it.
+const { slug: clientSlug } = await queryOne<{ slug: string }>(
+  bench.db,
+  'select slug from clients where id = $1',
+  [world.target.clientId],
+);
+const webhook = await addWebhookSource(bench.db, {
+  clientSlug,
+  kind: 'alertmanager',
+});
+const alertmanagerBody = JSON.stringify(
+  (
+    JSON.parse(
+      readFileSync(
+        fromRoot('test/fixtures/alertmanager/alertmanager-v4-completed.json'),
+        'utf8',
+      ),
+    ) as { body: unknown }
+  ).body,
+);
 
 interface Subject {
   name: string;
@@ -165,15 +219,20 @@ function subjects(): Subject[] {
       kind: 'api',
       fn,
       environment: () => stage.environmentOf(fn),
-      event: () =>
-        httpApiEvent({
+      event: () => {
+        const event = httpApiEvent({
           method: route.method,
           routePath: route.path,
-          pathParameters: { ...ids, sourceID: randomUUID() },
+          pathParameters: { ...ids, sourceID: webhook.id },
           email: caller,
           ...(queries[route.name] ? { query: queries[route.name] } : {}),
-          ...(route.method === 'POST' ? { body: '{}' } : {}),
-        }),
+          ...(route.method === 'POST' ? { body: alertmanagerBody } : {}),
+        });
+        if (route.name === 'receive-webhook') {
+          event.headers.authorization = `Bearer ${webhook.secret}`;
+        }
+        return event;
+      },
     });
   }
   const agent = randomUUID();
@@ -235,13 +294,29 @@ async function run(subject: Subject): Promise<Run> {
       answerMs: performance.now() - spawned,
       importCpuMs: loaded.cpuMs,
       answerCpuMs: answer.cpuMs,
-      ...(answer.error
-        ? { failed: `${answer.error.name}: ${answer.error.message}` }
-        : {}),
+      ...failureOf(answer),
     };
   } finally {
     await lambda.stop();
   }
+}
+
+/**
+ * A run that threw, or an API function's error response: a cold start is
+ * measured on the answer a caller wants, not on a 4xx that skipped the
+ * route's work.
+ */
+function failureOf(answer: Answer): { failed?: string } {
+  if (answer.error) {
+    return { failed: `${answer.error.name}: ${answer.error.message}` };
+  }
+  const { statusCode, body } = (answer.result ?? {}) as {
+    statusCode?: number;
+    body?: string;
+  };
+  return statusCode !== undefined && statusCode >= 400
+    ? { failed: `answered ${statusCode}: ${String(body).slice(0, 120)}` }
+    : {};
 }
 
 /** Until the proxy holds an idle backend again (at most a few seconds). */
@@ -362,6 +437,7 @@ try {
     });
   }
 } finally {
+  liveAgent.kill();
   for (const dir of floorDirs) rmSync(dir, { recursive: true, force: true });
   await stage.stop();
   await bench.close();

@@ -1,9 +1,10 @@
 /**
  * The live benchmark's agent, in its own process as a real agent is: the
  * agent's own kube_query responder (shared/agent/responder.ts) on the
- * command subject of the agent id it is given (argv: NATS URL, agent id),
- * reading the benchmark's cluster from a fake Kubernetes API server in
- * this process; then it tells its parent it is ready.
+ * command subject of the agent id it is given (argv: NATS URL, agent id,
+ * and `as-read` for the Deployment as its cluster served it rather than
+ * grown to 100 KB), reading the benchmark's cluster from a fake Kubernetes
+ * API server in this process; then it tells its parent it is ready.
  */
 import { connect } from '@nats-io/transport-node';
 import { startKubeQueryResponder } from '../shared/agent/responder.ts';
@@ -11,10 +12,10 @@ import { startFakeKube } from '../test/helpers/fake-kube.ts';
 import { answerGcPauses } from './gc-pauses.ts';
 import { benchCluster } from './live-fixtures.ts';
 
-const [natsUrl, agentId] = process.argv.slice(2);
+const [natsUrl, agentId, size] = process.argv.slice(2);
 if (!natsUrl || !agentId)
-  throw new Error('usage: live-agent <nats url> <agent id>');
-const cluster = benchCluster();
+  throw new Error('usage: live-agent <nats url> <agent id> [as-read]');
+const cluster = benchCluster({ asRead: size === 'as-read' });
 const kube = await startFakeKube();
 kube.add('apps/v1', 'deployments', [cluster.deployment]);
 kube.add('apps/v1', 'replicasets', cluster.replicaSets);

@@ -25,11 +25,12 @@ const base = JSON.parse(
   spec: { template: { spec: { containers: Record<string, unknown>[] } } };
 };
 
-function bigManifest(): K8sObject {
+/** The real Deployment, grown with more containers to `bytes` of JSON. */
+function bigManifest(bytes: number): K8sObject {
   const object = structuredClone(base);
   const containers = object.spec.template.spec.containers;
   const first = containers[0] ?? {};
-  for (let i = 0; JSON.stringify(object).length < MANIFEST_BYTES; i++) {
+  for (let i = 0; JSON.stringify(object).length < bytes; i++) {
     containers.push({
       ...first,
       name: `worker-${i}`,
@@ -60,9 +61,13 @@ function logLines(): LogLine[] {
   });
 }
 
-/** The objects and logs of the benchmark's cluster. */
-export function benchCluster() {
-  const deployment = bigManifest();
+/**
+ * The objects and logs of the benchmark's cluster: its Deployment grown to
+ * MANIFEST_BYTES, or as it was read from its cluster (`asRead`: the
+ * cold-start bench's everyday object).
+ */
+export function benchCluster(options: { asRead?: boolean } = {}) {
+  const deployment = bigManifest(options.asRead ? 0 : MANIFEST_BYTES);
   const replicaSets: K8sObject[] = Array.from({ length: 10 }, (_, i) => ({
     metadata: {
       name: `icx-db-${i}abcde`,
