@@ -18,11 +18,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db/pool.ts';
 import { query } from '../shared/db/pool.ts';
+import { timelineParameters } from '../shared/events/params.ts';
 import {
   READ_TIMELINE,
   readTimeline,
   type TimelineQuery,
-  timelineParameters,
   timelineQuery,
   timelineValues,
 } from '../shared/events/timeline.ts';

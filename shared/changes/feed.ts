@@ -3,63 +3,25 @@
  * changes:read scope, newest first, paged. Every filter narrows; the scope is
  * applied in SQL, so a row outside it is never read.
  */
-import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
 import {
-  kindField,
-  namespaceField,
-  objectNameField,
-  patternField,
-  timeField,
-  uuidField,
-} from '../http/fields.ts';
-import {
   offsetOf,
   type PageMeta,
   type Paging,
   pageMeta,
-  pagingFields,
   pagingOf,
 } from '../http/paging.ts';
-import type { RouteQuery } from '../http/query.ts';
+import {
+  CHANGES_DEFAULT_PER_PAGE,
+  type ChangeFeedParameters,
+} from './params.ts';
 
-const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
-const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
-
-export const CHANGES_DEFAULT_PER_PAGE = 50;
-export const CHANGES_MAX_PER_PAGE = 200;
 /** Without `from`, the feed reads this far back from `to`. */
 const DEFAULT_WINDOW_MS = 7 * 24 * 3_600_000;
-
-const feedSchema = z.object({
-  cluster_id: uuidField('cluster_id').optional(),
-  namespace: namespaceField().optional(),
-  workload: objectNameField('workload').optional(),
-  kind: kindField().optional(),
-  event_type: patternField(
-    'event_type',
-    EVENT_TYPE,
-    'an event type such as workload_changed',
-  ).optional(),
-  source: patternField(
-    'source',
-    SOURCE,
-    'a source such as k8s-config',
-  ).optional(),
-  from: timeField('from').optional(),
-  to: timeField('to').optional(),
-  ...pagingFields(CHANGES_MAX_PER_PAGE),
-});
-
-/** The route table's query of the feed: every error is 400 bad_request. */
-export const changeFeedQuery = {
-  schema: feedSchema,
-  unknownParam: 'bad_request',
-} as const satisfies RouteQuery;
 
 export interface ChangeFeedQuery {
   clusterId?: string | undefined;
@@ -109,7 +71,7 @@ export function changeWindow(
  * and the defaults, over the values the route's schema read.
  */
 export function changeFeedQueryOf(
-  q: z.output<typeof feedSchema>,
+  q: ChangeFeedParameters,
   now: Date = new Date(),
 ): ChangeFeedQuery {
   requireNamespaceForWorkload(q);

@@ -3,25 +3,14 @@
  * scope. What changed: the caller's sources on the cluster (the route
  * table's `sources` access shape already checked them: 404, 403), its
  * parameters' cross rules, and the read with the configured events history.
+ * Both routes' parameters: params.ts.
  */
 import type { Permission } from '../auth/permissions.ts';
 import { getConfig } from '../config.ts';
 import type { RouteFunction } from '../http/api-handler.ts';
-import type { RouteQuery } from '../http/query.ts';
 import { changeFeedQueryOf, listChangeFeed } from './feed.ts';
 import { historyEventsReader } from './timeline-events.ts';
-import {
-  readWhatChanged,
-  SOURCES,
-  whatChangedParams,
-  whatChangedQuery,
-} from './what-changed.ts';
-
-/** The route table's query entry: an unknown parameter is a 400. */
-export const whatChangedRouteQuery = {
-  schema: whatChangedParams,
-  unknownParam: 'bad_request',
-} as const satisfies RouteQuery;
+import { readWhatChanged, SOURCES, whatChangedQuery } from './what-changed.ts';
 
 export const listChanges: RouteFunction<'list-changes'> = async ({
   db,

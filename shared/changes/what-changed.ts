@@ -19,7 +19,6 @@
  * as a second wall.
  */
 
-import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
@@ -31,16 +30,11 @@ import {
   WORKLOAD_LABEL,
   type WorkloadKind,
 } from '../events/workload-match.ts';
-import {
-  namespaceField,
-  objectNameField,
-  oneOfField,
-  timeField,
-} from '../http/fields.ts';
 import { logger } from '../observability/logger.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { DEPLOY_SOURCE } from '../webhooks/argocd.ts';
 import { changeWindow, requireNamespaceForWorkload } from './feed.ts';
+import type { WhatChangedParameters } from './params.ts';
 import { SOURCE_PERMISSION, SOURCES, type TimelineSource } from './sources.ts';
 
 export { SOURCE_PERMISSION, SOURCES, type TimelineSource };
@@ -67,15 +61,6 @@ const MAX_WINDOW_MS = 30 * DAY_MS;
 
 // ------------------------------------------------------------ parameters
 
-/** The route's parameters as received (each once, none empty). */
-export const whatChangedParams = z.object({
-  namespace: namespaceField().optional(),
-  workload: objectNameField('workload').optional(),
-  kind: oneOfField('kind', WORKLOAD_KINDS).optional(),
-  from: timeField('from').optional(),
-  to: timeField('to').optional(),
-});
-
 export interface WhatChangedQuery {
   namespace?: string | undefined;
   workload?: string | undefined;
@@ -87,7 +72,7 @@ export interface WhatChangedQuery {
 
 /** The cross-parameter rules; each a 400 naming the parameter. */
 export function whatChangedQuery(
-  params: z.output<typeof whatChangedParams>,
+  params: WhatChangedParameters,
   now: Date = new Date(),
 ): WhatChangedQuery {
   const fail = (param: string, message: string): never => {

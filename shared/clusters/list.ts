@@ -13,8 +13,8 @@ import type { Permission } from '../auth/permissions.ts';
 import type { Db } from '../db/pool.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { isUuid } from '../patterns.ts';
+import type { ClusterListQuery } from './params.ts';
 import { type ClusterListFilter, listClusters } from './repo.ts';
-import type { ClusterListQuery } from './route.ts';
 
 export async function listClusterPage(
   db: Db,

@@ -1,18 +1,12 @@
 /**
  * The events timeline route's glue: the route table already checked access
  * (404, 403) and the budget; this applies the parameters' cross rules and
- * reads the cluster's event history (EVENT_HISTORY_DAYS) once.
+ * reads the cluster's event history (EVENT_HISTORY_DAYS) once (its
+ * parameters: params.ts).
  */
 import { getConfig } from '../config.ts';
 import type { RouteFunction } from '../http/api-handler.ts';
-import type { RouteQuery } from '../http/query.ts';
-import { readTimeline, timelineParameters, timelineQuery } from './timeline.ts';
-
-/** The route table's query entry: an unknown parameter is a 400. */
-export const timelineRouteQuery = {
-  schema: timelineParameters,
-  unknownParam: 'bad_request',
-} as const satisfies RouteQuery;
+import { readTimeline, timelineQuery } from './timeline.ts';
 
 export const listClusterEventTimeline: RouteFunction<
   'list-cluster-event-timeline'

@@ -25,7 +25,6 @@
  *   events_backend_timeout; never an empty list.
  * - Messages are secret-sanitized again on the way out.
  */
-import * as z from 'zod';
 import { sqlStateOf } from '../db/errors.ts';
 import type { Db } from '../db/pool.ts';
 import { query, TransactionTimeoutError, withTransaction } from '../db/pool.ts';
@@ -34,41 +33,9 @@ import {
   EventsBackendUnavailableError,
   ValidationError,
 } from '../errors.ts';
-import {
-  integerField,
-  namespaceField,
-  nanoTimeField,
-  objectNameField,
-  oneOfField,
-  patternField,
-} from '../http/fields.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
-import {
-  ownedNamePatterns,
-  WORKLOAD_KINDS,
-  type WorkloadKind,
-} from './workload-match.ts';
-
-export const INVOLVED_KINDS = [
-  'Pod',
-  'Deployment',
-  'ReplicaSet',
-  'StatefulSet',
-  'DaemonSet',
-  'Rollout',
-  'Job',
-  'CronJob',
-  'Node',
-  'Service',
-  'Endpoints',
-  'Ingress',
-  'HorizontalPodAutoscaler',
-  'PersistentVolumeClaim',
-  'PersistentVolume',
-  'Namespace',
-  'NetworkPolicy',
-  'PodDisruptionBudget',
-] as const;
+import type { TimelineParameters } from './params.ts';
+import { ownedNamePatterns, type WorkloadKind } from './workload-match.ts';
 
 const NS_PER_MS = 1_000_000n;
 const NS_PER_DAY = 86_400_000n * NS_PER_MS;
@@ -96,22 +63,6 @@ function microText(us: bigint): string {
     .padStart(6, '0');
   return `${whole}.${micro}Z`;
 }
-
-/** The route's parameters as received (strings); all optional. */
-export const timelineParameters = z.object({
-  namespace: namespaceField().optional(),
-  involved_kind: oneOfField('involved_kind', INVOLVED_KINDS).optional(),
-  involved_name: objectNameField('involved_name').optional(),
-  workload: objectNameField('workload').optional(),
-  workload_kind: oneOfField('workload_kind', WORKLOAD_KINDS).optional(),
-  type: oneOfField('type', ['Normal', 'Warning'] as const).optional(),
-  reason: patternField('reason', /^[A-Za-z]{1,64}$/, '1-64 letters').optional(),
-  from: nanoTimeField('from').optional(),
-  to: nanoTimeField('to').optional(),
-  limit: integerField('limit', 1, 1000).optional(),
-});
-
-export type TimelineParameters = z.output<typeof timelineParameters>;
 
 export interface TimelineQuery {
   namespace?: string;

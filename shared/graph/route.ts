@@ -1,74 +1,10 @@
 /**
- * The graph route's parameters and glue. The route table already checked
- * the cluster (404, then 403); these are read after that (400).
- *
- * | parameter | rule                                                    |
- * |-----------|---------------------------------------------------------|
- * | kind      | one of GRAPH_ROOT_KINDS                                 |
- * | namespace | a DNS-1123 label; required for a namespaced kind, refused for Node and Namespace |
- * | name      | a DNS-1123 subdomain                                    |
- * | depth     | 1-3, default 1                                          |
- * | limit     | nodes, 1-1000, default 200                              |
+ * The graph route's glue: the route table checked the cluster and read the
+ * parameters (params.ts).
  */
-import * as z from 'zod';
 import type { ApiRequest } from '../http/api-handler.ts';
-import { namespaceField, objectNameField, oneOfField } from '../http/fields.ts';
-import type { RouteQuery } from '../http/query.ts';
 import type { RouteNamed } from '../http/routes.ts';
-import { GRAPH_KINDS, GRAPH_ROOT_KINDS, type GraphRootKind } from './kinds.ts';
-import { type Graph, type GraphRequest, readGraph } from './walk.ts';
-
-export const GRAPH_MAX_DEPTH = 3;
-export const GRAPH_DEFAULT_LIMIT = 200;
-export const GRAPH_MAX_LIMIT = 1000;
-
-const integerIn = (name: string, min: number, max: number) => {
-  const rule = `${name} must be an integer from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^[0-9]{1,4}$/, rule)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, rule);
-};
-
-export const graphQuery = {
-  schema: z
-    .object({
-      kind: oneOfField('kind', GRAPH_ROOT_KINDS),
-      namespace: namespaceField().optional(),
-      name: objectNameField('name'),
-      depth: integerIn('depth', 1, GRAPH_MAX_DEPTH).optional(),
-      limit: integerIn('limit', 1, GRAPH_MAX_LIMIT).optional(),
-    })
-    .superRefine((query, ctx) => {
-      // A bad kind was already refused by its own field.
-      const namespaced = GRAPH_KINDS[query.kind as GraphRootKind]?.namespaced;
-      if (namespaced === undefined) return;
-      if (namespaced && query.namespace === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['namespace'],
-          message: `namespace is required for kind ${query.kind}`,
-        });
-      } else if (!namespaced && query.namespace !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['namespace'],
-          message: `namespace is not taken by the cluster-scoped kind ${query.kind}`,
-        });
-      }
-    })
-    .transform(
-      (query): GraphRequest => ({
-        kind: query.kind as GraphRootKind,
-        namespace: query.namespace,
-        name: query.name,
-        depth: query.depth ?? 1,
-        limit: query.limit ?? GRAPH_DEFAULT_LIMIT,
-      }),
-    ),
-  unknownParam: 'bad_request',
-} as const satisfies RouteQuery;
+import { type Graph, readGraph } from './walk.ts';
 
 export function serveClusterGraph(
   request: ApiRequest<RouteNamed<'get-cluster-graph'>>,

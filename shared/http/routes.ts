@@ -11,8 +11,12 @@
  *
  * 1. Its parameters: one zod object over the values as received (strings),
  *    built from the shared fields (shared/http/fields.ts: namespaceField,
- *    kindField, uuidField, timeField, ...; paging: pagingFields), kept in
- *    the domain module with the code that uses them, as a RouteQuery:
+ *    kindField, uuidField, timeField, ...; paging: pagingFields), as a
+ *    RouteQuery in its domain's `params.ts`, which loads none of the
+ *    domain's other code: every function's bundle holds the module the
+ *    table's loader names, so a query kept beside its domain's code would
+ *    ship that code in every API function (the inventory lists' queries,
+ *    built from their definitions, are the exception):
  *
  *      export const metricsQuery = {
  *        schema: z.object({ start: timeField('start'), ... }),
@@ -204,7 +208,7 @@ export const routes = [
     summary: 'The clusters the caller may read',
     access: { shape: 'clusters', permission: assets },
     query: lazyQuery(
-      async () => (await import('../clusters/route.ts')).clusterListQuery,
+      async () => (await import('../clusters/params.ts')).clusterListQuery,
     ),
   }),
   route({
@@ -214,7 +218,7 @@ export const routes = [
     summary: "A client's clusters the caller may read",
     access: { shape: 'client-clusters', permission: assets },
     query: lazyQuery(
-      async () => (await import('../clusters/route.ts')).clusterListQuery,
+      async () => (await import('../clusters/params.ts')).clusterListQuery,
     ),
   }),
   route({
@@ -224,7 +228,7 @@ export const routes = [
     summary: "An environment's clusters the caller may read",
     access: { shape: 'environment-clusters', permission: assets },
     query: lazyQuery(
-      async () => (await import('../clusters/route.ts')).clusterListQuery,
+      async () => (await import('../clusters/params.ts')).clusterListQuery,
     ),
   }),
   route({
@@ -481,7 +485,7 @@ export const routes = [
       "The cluster's events of the past 14 days, filtered, newest first, messages sanitized",
     access: clusterRead,
     query: lazyQuery(
-      async () => (await import('../events/route.ts')).timelineRouteQuery,
+      async () => (await import('../events/params.ts')).timelineRouteQuery,
     ),
     rateLimit: 'events-timeline',
     failures: ['events_backend_unavailable', 'events_backend_timeout'],
@@ -494,7 +498,7 @@ export const routes = [
       'What one stored object is connected to: its relations, both ways, up to three hops',
     access: clusterRead,
     query: lazyQuery(
-      async () => (await import('../graph/route.ts')).graphQuery,
+      async () => (await import('../graph/params.ts')).graphQuery,
     ),
   }),
   route({
@@ -505,7 +509,7 @@ export const routes = [
       "The CMDB hosts inside the caller's assets:read scope, filtered by PQL, with their k8s nodes",
     access: { shape: 'gate', permission: assets },
     query: lazyQuery(
-      async () => (await import('../hosts/route.ts')).hostListQuery,
+      async () => (await import('../hosts/params.ts')).hostListQuery,
     ),
     failures: ['invalid_pql'],
   }),
@@ -577,7 +581,7 @@ export const routes = [
     summary: "Who read what live, inside the caller's audit:read scope",
     access: { shape: 'gate', permission: 'audit:read' },
     query: lazyQuery(
-      async () => (await import('../live/audit.ts')).auditListQuery,
+      async () => (await import('../live/params.ts')).auditListQuery,
     ),
   }),
   route({
@@ -587,7 +591,7 @@ export const routes = [
     summary: "Recorded changes inside the caller's changes:read scope",
     access: { shape: 'gate', permission: 'changes:read' },
     query: lazyQuery(
-      async () => (await import('../changes/feed.ts')).changeFeedQuery,
+      async () => (await import('../changes/params.ts')).changeFeedQuery,
     ),
   }),
   route({
@@ -598,7 +602,7 @@ export const routes = [
       'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
     access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
     query: lazyQuery(
-      async () => (await import('../changes/route.ts')).whatChangedRouteQuery,
+      async () => (await import('../changes/params.ts')).whatChangedRouteQuery,
     ),
     rateLimit: 'what-changed',
   }),

@@ -10,22 +10,18 @@
  * Read back by GET /api/v1/audit/live-reads within the caller's audit:read
  * scope, newest first; kept AUDIT_RETENTION_DAYS by the retention sweep.
  */
-import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { execute, type Queryable, query, queryOne } from '../db/pool.ts';
 import { LiveReadError } from '../errors.ts';
-import { oneOfField, timeField, uuidField } from '../http/fields.ts';
 import {
   offsetOf,
   type PageMeta,
   type Paging,
   pageMeta,
-  pagingFields,
 } from '../http/paging.ts';
-import type { RouteQuery } from '../http/query.ts';
 import { JsonText } from '../http/response.ts';
 import { logger } from '../observability/logger.ts';
 import type { LiveRoute } from './gates.ts';
@@ -207,23 +203,7 @@ export async function finishAudit(
 
 // ------------------------------------------------------------- the list
 
-/** GET /api/v1/audit/live-reads's parameters. */
-export const auditListQuery = {
-  schema: z.object({
-    ...pagingFields(200),
-    /** An email (case ignored) or a JWT subject. */
-    user: z.string().min(1, 'user must not be empty').max(320).optional(),
-    cluster_id: uuidField('cluster_id').optional(),
-    route: oneOfField('route', ['manifest', 'revisions', 'logs'])
-      .transform((v) => v as LiveRoute)
-      .optional(),
-    from: timeField('from').optional(),
-    to: timeField('to').optional(),
-  }),
-  unknownParam: 'bad_request',
-} as const satisfies RouteQuery;
-
-export type AuditListQuery = z.output<typeof auditListQuery.schema>;
+// Its parameters: params.ts's auditListQuery.
 export const AUDIT_DEFAULT_PER_PAGE = 50;
 
 const ITEM_JSON = jsonObject([

@@ -15,6 +15,9 @@
  * | logs       | tail       | 1–300, default 100 (a follow always reads 300)    |
  * | logs       | previous   | true or false, default false                      |
  * | logs       | since_time | RFC 3339, optional: the page's follow poll         |
+ *
+ * And the live-read audit list's (GET /api/v1/audit/live-reads): paging,
+ * user, cluster_id, route and a window.
  */
 import * as z from 'zod';
 import {
@@ -22,8 +25,11 @@ import {
   objectNameField,
   oneOfField,
   timeField,
+  uuidField,
 } from '../http/fields.ts';
+import { pagingFields } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
+import type { LiveRoute } from './gates.ts';
 import {
   LOG_TAIL_DEFAULT,
   LOG_TAIL_MAX,
@@ -74,3 +80,21 @@ export function tailOf(query: LogsQuery): number {
   if (query.since_time !== undefined) return LOG_TAIL_MAX;
   return query.tail ?? LOG_TAIL_DEFAULT;
 }
+
+/** GET /api/v1/audit/live-reads's parameters. */
+export const auditListQuery = {
+  schema: z.object({
+    ...pagingFields(200),
+    /** An email (case ignored) or a JWT subject. */
+    user: z.string().min(1, 'user must not be empty').max(320).optional(),
+    cluster_id: uuidField('cluster_id').optional(),
+    route: oneOfField('route', ['manifest', 'revisions', 'logs'])
+      .transform((v) => v as LiveRoute)
+      .optional(),
+    from: timeField('from').optional(),
+    to: timeField('to').optional(),
+  }),
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
+
+export type AuditListQuery = z.output<typeof auditListQuery.schema>;

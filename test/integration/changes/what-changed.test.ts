@@ -26,9 +26,9 @@ import {
   ensureEventHistoryPartitions,
   insertEventHistory,
 } from '../../../shared/events/history.ts';
+import { timelineParameters } from '../../../shared/events/params.ts';
 import {
   readTimeline,
-  timelineParameters,
   timelineQuery,
 } from '../../../shared/events/timeline.ts';
 import {

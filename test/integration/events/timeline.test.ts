@@ -4,10 +4,10 @@ import {
   EventsBackendTimeoutError,
   EventsBackendUnavailableError,
 } from '../../../shared/errors.ts';
+import { timelineParameters } from '../../../shared/events/params.ts';
 import {
   readTimeline,
   type TimelineContext,
-  timelineParameters,
   timelineQuery,
 } from '../../../shared/events/timeline.ts';
 import {

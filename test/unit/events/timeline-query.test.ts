@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../shared/errors.ts';
+import { timelineParameters } from '../../../shared/events/params.ts';
 import {
   agentReportsLastSeen,
   formatNanoTime,
-  timelineParameters,
   timelineQuery,
 } from '../../../shared/events/timeline.ts';
 import { parseNanoTime } from '../../../shared/http/fields.ts';

@@ -1,0 +1,72 @@
+/**
+ * The change routes' parameters, as received (strings). The change feed:
+ * filters, a window and paging (default 50 per page, larger than 200
+ * clamped to 200). What changed: a workload or namespace and a window.
+ * Their cross rules and defaults are feed.ts's changeFeedQueryOf and
+ * what-changed.ts's whatChangedQuery. Every error, an unknown parameter
+ * included, is 400 bad_request.
+ */
+import * as z from 'zod';
+import { WORKLOAD_KINDS } from '../events/workload-match.ts';
+import {
+  kindField,
+  namespaceField,
+  objectNameField,
+  oneOfField,
+  patternField,
+  timeField,
+  uuidField,
+} from '../http/fields.ts';
+import { pagingFields } from '../http/paging.ts';
+import type { RouteQuery } from '../http/query.ts';
+
+const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
+const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
+
+export const CHANGES_DEFAULT_PER_PAGE = 50;
+export const CHANGES_MAX_PER_PAGE = 200;
+
+const feedSchema = z.object({
+  cluster_id: uuidField('cluster_id').optional(),
+  namespace: namespaceField().optional(),
+  workload: objectNameField('workload').optional(),
+  kind: kindField().optional(),
+  event_type: patternField(
+    'event_type',
+    EVENT_TYPE,
+    'an event type such as workload_changed',
+  ).optional(),
+  source: patternField(
+    'source',
+    SOURCE,
+    'a source such as k8s-config',
+  ).optional(),
+  from: timeField('from').optional(),
+  to: timeField('to').optional(),
+  ...pagingFields(CHANGES_MAX_PER_PAGE),
+});
+
+/** The route table's query of the feed: every error is 400 bad_request. */
+export const changeFeedQuery = {
+  schema: feedSchema,
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
+
+export type ChangeFeedParameters = z.output<typeof feedSchema>;
+
+/** What changed's parameters as received (each once, none empty). */
+export const whatChangedParams = z.object({
+  namespace: namespaceField().optional(),
+  workload: objectNameField('workload').optional(),
+  kind: oneOfField('kind', WORKLOAD_KINDS).optional(),
+  from: timeField('from').optional(),
+  to: timeField('to').optional(),
+});
+
+export type WhatChangedParameters = z.output<typeof whatChangedParams>;
+
+/** The route table's query entry of what changed. */
+export const whatChangedRouteQuery = {
+  schema: whatChangedParams,
+  unknownParam: 'bad_request',
+} as const satisfies RouteQuery;
