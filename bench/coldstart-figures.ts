@@ -103,7 +103,7 @@ export function coldStartFigures(
   const api = rows.filter((r) => r.kind === 'api');
   const libraries = rows.find((r) => r.kind === 'libraries');
   const librariesText = libraries
-    ? `; the libraries every function loads, alone: ${times(ratio(libraries))}`
+    ? `; the libraries every API function loads, alone: ${times(ratio(libraries))}`
     : '';
   const worst = api.reduce<ColdStartRow | undefined>(
     (w, r) => (w === undefined || r.answerMs > w.answerMs ? r : w),

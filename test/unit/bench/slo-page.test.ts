@@ -295,7 +295,7 @@ describe('renderSloPage', () => {
     const api = row('Cold start, slowest API function, against the floor');
     expect(api).toContain("every API function ≤ 1.5× the floor's first answer");
     expect(api).toContain(
-      '| 1.8×; get-workload: 900 ms vs floor 500 ms on a pooled backend, median of 10 fresh processes (on a new backend 1.77×); 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×; the libraries every function loads, alone: 1.30×',
+      '| 1.8×; get-workload: 900 ms vs floor 500 ms on a pooled backend, median of 10 fresh processes (on a new backend 1.77×); 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×; the libraries every API function loads, alone: 1.30×',
     );
     expect(api).toContain('**missed** by 20%');
     const sync = row('Cold start, sync, against the floor');
