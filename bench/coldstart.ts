@@ -30,9 +30,8 @@
  * sync on docs/slo.md; not written with --only, which measures a part), the
  * table of every function in bench/coldstart-results.md.
  */
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +65,7 @@ import {
   LIBRARIES_FLOOR_NAME,
   type ColdStartRow as Row,
 } from './coldstart-figures.ts';
-import { benchDatabase, median } from './common.ts';
+import { benchDatabase, forkTs, median, nextMessage } from './common.ts';
 import { writeResults } from './results.ts';
 
 function flag(name: string): string | undefined {
@@ -108,12 +107,12 @@ const { agent_id: agentId } = await queryOne<{ agent_id: string }>(
    returning agent_id`,
   [world.target.id],
 );
-const liveAgent = fork(
-  new URL('./live-agent.ts', import.meta.url),
-  [stage.nats.url, agentId, 'as-read'],
-  { execArgv: ['--import', 'tsx'] },
-);
-await once(liveAgent, 'message');
+const liveAgent = forkTs('./live-agent.ts', [
+  stage.nats.url,
+  agentId,
+  'as-read',
+]);
+await nextMessage(liveAgent);
 
 // The webhook receiver stores an Alertmanager notification from a source
 // of the cluster's client, as Alertmanager sends it.

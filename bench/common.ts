@@ -2,6 +2,7 @@
  * Shared set-up for benchmarks: a PostgreSQL server (DATABASE_URL's, else an
  * embedded one under a temp dir) and a fresh migrated database.
  */
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -247,4 +248,31 @@ export function planSummary(plan: readonly string[]): {
       .find((l) => l.startsWith('Execution Time'))
       ?.replace('Execution Time: ', '') ?? '?';
   return { indexes: [...indexes], seqScans: [...seqScans], executionMs };
+}
+
+/** A bench's helper script (`./<file>.ts` beside this one) in a process of its own. */
+export function forkTs(file: string, args: string[] = []): ChildProcess {
+  return fork(new URL(file, import.meta.url), args, {
+    execArgv: ['--import', 'tsx'],
+  });
+}
+
+/**
+ * The child's next message; rejected if it exits first. Its exit listener
+ * goes with the answer: one left behind per request would pile up on the
+ * child (Node warns past 10).
+ */
+export function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => {
+      child.off('message', onMessage);
+      reject(new Error(`child exited ${code}`));
+    };
+    const onMessage = (message: unknown) => {
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
+  });
 }

@@ -29,7 +29,7 @@
  * included) waited for a CPU (Linux's schedstat); BENCH_LIVE_DUMP=<file>
  * writes every request's figures as JSON.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
@@ -52,7 +52,13 @@ import {
   insertGrant,
 } from '../test/helpers/api-fixtures.ts';
 import type { LoadBatch, LoadResult } from './api-load.ts';
-import { benchDatabase, ms, percentile } from './common.ts';
+import {
+  benchDatabase,
+  forkTs,
+  ms,
+  nextMessage,
+  percentile,
+} from './common.ts';
 import { GC_PAUSES_ASKED, type GcPause, watchGc } from './gc-pauses.ts';
 import type { LiveBatch, LiveBatchResult, LiveSent } from './live-client.ts';
 import { LOG_LINES, MANIFEST_BYTES } from './live-fixtures.ts';
@@ -243,31 +249,6 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-function forkTs(file: string, args: string[] = []): ChildProcess {
-  return fork(new URL(file, import.meta.url), args, {
-    execArgv: ['--import', 'tsx'],
-  });
-}
-
-/**
- * The child's next message. Its exit listener goes with the answer: one
- * left behind per request would pile up on the child (Node warns past 10).
- */
-function once<T>(child: ChildProcess): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onExit = (code: number | null) => {
-      child.off('message', onMessage);
-      reject(new Error(`child exited ${code}`));
-    };
-    const onMessage = (message: unknown) => {
-      child.off('exit', onExit);
-      resolve(message as T);
-    };
-    child.once('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-live-'));
 const bench = await benchDatabase('k8s_inventory_bench_live');
 const nats = await spawnNatsServer({ dataDir: join(dataDir, 'nats'), port: 0 });
@@ -277,7 +258,7 @@ const client = forkTs('./api-load.ts');
 const liveClient = forkTs('./live-client.ts');
 let server: Awaited<ReturnType<typeof startApiServer>> | undefined;
 try {
-  await once<string>(agent);
+  await nextMessage<string>(agent);
   const clientId = await insertClient(bench.db, 'acme');
   const environmentId = await insertEnvironment(bench.db, clientId, 'prod');
   const clusterId = await insertCluster(bench.db, {
@@ -317,7 +298,7 @@ try {
     concurrency: 1,
     reuseConnections: true,
   } satisfies LoadBatch);
-  const hop = (await once<LoadResult>(client)).latencies.slice(WARMUP);
+  const hop = (await nextMessage<LoadResult>(client)).latencies.slice(WARMUP);
 
   const rows: string[][] = [];
   const profiles: string[][] = [];
@@ -342,7 +323,7 @@ try {
         ),
         pids,
       } satisfies LiveBatch);
-      return once<LiveBatchResult>(liveClient);
+      return nextMessage<LiveBatchResult>(liveClient);
     };
     await batch(WARMUP, {});
     // A Node process's main thread is its event loop; nats-server's and
@@ -505,7 +486,7 @@ async function backendPids(db: Db): Promise<number[]> {
 
 async function gcPausesOf(child: ChildProcess): Promise<GcPause[]> {
   child.send(GC_PAUSES_ASKED);
-  return (await once<{ gcPauses: GcPause[] }>(child)).gcPauses;
+  return (await nextMessage<{ gcPauses: GcPause[] }>(child)).gcPauses;
 }
 
 /**

@@ -5,11 +5,11 @@
  *
  * Not global fetch: its first call loads undici (~20 ms of a cold start's
  * CPU), where node:http costs a few (and is loaded already where the
- * Tracer's X-Ray patch runs, which traces either). Taken with `process.getBuiltinModule`, not `import()`:
- * the bundles are CommonJS, but esbuild leaves `import('node:http')` an ESM
- * import, whose facade reads every export of the module, and its lazy
- * fetch-family getters load undici too (~14 ms of every function's first
- * answer).
+ * Tracer's X-Ray patch runs, which traces either). Taken with
+ * `process.getBuiltinModule`, not `import()`: the bundles are CommonJS, but
+ * esbuild leaves `import('node:http')` an ESM import, whose facade reads
+ * every export of the module, and its lazy fetch-family getters load undici
+ * too (~14 ms of every function's first answer).
  */
 
 export interface ExchangeRequest {
