@@ -153,9 +153,13 @@ export class ApiStack extends Stack {
         logLevel: parameters.logLevel,
         logRetention: parameters.logRetentionDays as logs.RetentionDays,
         environment,
-      }).bindDatabase(
-        route.dbLogin === 'webhooks' ? props.webhooks : props.reader,
-      );
+      });
+      // A route without a login (the OpenAPI document) gets no secret.
+      if (route.dbLogin !== 'none') {
+        fn.bindDatabase(
+          route.dbLogin === 'webhooks' ? props.webhooks : props.reader,
+        );
+      }
       if (permissionsOf(route.access).includes('metrics:read')) {
         fn.bindMetricsReader(props.metricsStore);
       }

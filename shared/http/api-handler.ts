@@ -62,7 +62,7 @@ export interface ApiRequest<R extends RouteDefinition = RouteDefinition> {
   event: ApiEvent;
   /** The caller's grants (none on a public route). */
   access: AccessContext;
-  db: Db;
+  db: RouteDb<R>;
   route: R;
   /** The route's query schema's output. */
   query: QueryOf<RouteQueryOf<R>>;
@@ -96,9 +96,14 @@ function isResult(reply: ApiReply): reply is ApiResult {
   return 'statusCode' in reply && !('data' in reply);
 }
 
+/** A route's database: none for a route without a login (`dbLogin: 'none'`). */
+export type RouteDb<R extends RouteDefinition> = R extends { dbLogin: 'none' }
+  ? undefined
+  : Db;
+
 interface Authorized {
   access: AccessContext;
-  db: Db;
+  db: Db | undefined;
   cluster: ClusterRecord | undefined;
   scope: Scope;
   sources: string[];
@@ -115,12 +120,20 @@ async function authorizeRequest(
   event: ApiEvent,
 ): Promise<Authorized> {
   const { access: routeAccess } = route;
-  const db = await getDb({
-    applicationName: 'k8s-inventory-api',
-    login: route.dbLogin === 'webhooks' ? 'receiver' : 'api',
-  });
+  const db =
+    route.dbLogin === 'none'
+      ? undefined
+      : await getDb({
+          applicationName: 'k8s-inventory-api',
+          login: route.dbLogin === 'webhooks' ? 'receiver' : 'api',
+        });
   const none = { db, cluster: undefined, scope: EMPTY_SCOPE, sources: [] };
   if (routeAccess.shape === 'public') return { ...none, access: ANONYMOUS };
+  if (db === undefined) {
+    throw new Error(
+      `${route.name} reads its caller's grants, so it needs a database login`,
+    );
+  }
   const principal = principalFromEvent(event);
   const path = event.pathParameters ?? {};
   const clusterId =

@@ -129,9 +129,13 @@ export interface RouteDefinition {
   /**
    * The database login the route's function connects as: the read-only
    * `reader` unless named. The webhook receiver stores deploys and alert
-   * groups, so it gets a login that may write those and nothing else.
+   * groups, so it gets a login that may write those and nothing else. A
+   * public route that reads nothing stored (the OpenAPI document) says
+   * `none`: its function holds no login and opens no connection, so an
+   * unauthenticated caller reaches nothing that could read tenant data,
+   * and its cold start pays for no secret read, TLS handshake or login.
    */
-  readonly dbLogin?: 'webhooks';
+  readonly dbLogin?: 'webhooks' | 'none';
   /** The per-user budget this route counts against (rate-limit.ts). */
   readonly rateLimit?: RateLimitFamily;
   /**
@@ -630,6 +634,7 @@ export const routes = [
     summary: 'This OpenAPI 3.1 document',
     access: { shape: 'public', authenticatedBy: 'nothing' },
     query: noParameters,
+    dbLogin: 'none',
   }),
 ] as const;
 

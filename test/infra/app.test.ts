@@ -346,7 +346,7 @@ describe('least privilege', () => {
     ).toEqual([]);
   });
 
-  it('gives each function exactly one database login, the right one', () => {
+  it('gives each function exactly one database login, the right one, and none to a route that reads nothing stored', () => {
     const { database, ingest, api, sweeps } = synthesized.inventory;
     const secretOf = (login: { secret: { secretArn: string } }) =>
       ref(database, login.secret.secretArn);
@@ -357,6 +357,8 @@ describe('least privilege', () => {
     const tenancy = secretOf(database.logins.tenancy);
     const bridge = secretOf(database.logins.ingest);
     const webhooks = secretOf(database.logins.webhooks);
+    const all: readonly RouteDefinition[] = routes;
+    const withLogin = all.filter((route) => route.dbLogin !== 'none');
     expect(
       new Set([owner, writer, reader, maintenance, tenancy, bridge, webhooks])
         .size,
@@ -368,14 +370,12 @@ describe('least privilege', () => {
       [sweeps, names.eventRetention, maintenance],
       [database, names.admin, tenancy],
       // The route table names the login a route's function connects as.
-      ...routes.map(
+      ...withLogin.map(
         (route) =>
           [
             api,
             names.api(route),
-            (route as { dbLogin?: string }).dbLogin === 'webhooks'
-              ? webhooks
-              : reader,
+            route.dbLogin === 'webhooks' ? webhooks : reader,
           ] as [Stack, string, string],
       ),
     ];
@@ -401,6 +401,25 @@ describe('least privilege', () => {
       expect(env.DATABASE_HOST, name).toBe(
         ref(database, database.proxy.endpoint),
       );
+    }
+
+    // The OpenAPI document's function holds no login at all.
+    const without = all.filter((route) => route.dbLogin === 'none');
+    expect(without.map((route) => route.name)).toEqual(['get-openapi']);
+    for (const route of without) {
+      const name = names.api(route);
+      expect(
+        resourcesFor(statementsOf(api, name), 'secretsmanager:GetSecretValue'),
+        name,
+      ).toEqual([]);
+      const env = functionEnvironment(
+        templates[api.stackName]!,
+        api.stackName,
+        name,
+        templates,
+      );
+      expect(env.DATABASE_SECRET_ARN, name).toBeUndefined();
+      expect(env.DATABASE_HOST, name).toBeUndefined();
     }
 
     // Only the migrate function holds the owner; it reads every login to
