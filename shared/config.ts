@@ -6,13 +6,13 @@
  * so a bad variable fails the first read of it, naming it; parseConfig()
  * checks a whole environment at once and lists every bad variable.
  */
-import * as z from 'zod';
 import {
   DEFAULT_CONSUMER,
   DEFAULT_STREAM,
   DEFAULT_SUBJECT_FILTER,
 } from './ingest/bridge/options.ts';
 import { DNS_1123_LABEL, UUID_PATTERN } from './patterns.ts';
+import * as z from './zod.ts';
 
 /**
  * Days of event history kept and read (the spec's 14-day timeline), unless
@@ -21,19 +21,22 @@ import { DNS_1123_LABEL, UUID_PATTERN } from './patterns.ts';
 export const DEFAULT_EVENT_HISTORY_DAYS = 14;
 
 const bool = () =>
-  z
-    .enum(['true', 'false', '1', '0'])
-    .transform((v) => v === 'true' || v === '1');
+  z.pipe(
+    z.enum(['true', 'false', '1', '0']),
+    z.transform((v) => v === 'true' || v === '1'),
+  );
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max);
+  z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max));
 
 /** A DNS-1123 label, as the inventory subject's slugs must be. */
 const dnsLabel = () =>
   z
     .string()
-    .regex(
-      DNS_1123_LABEL,
-      "must be a DNS-1123 label (lowercase letters, digits and '-')",
+    .check(
+      z.regex(
+        DNS_1123_LABEL,
+        "must be a DNS-1123 label (lowercase letters, digits and '-')",
+      ),
     );
 
 const DURATION_UNITS_MS: Record<string, number> = {
@@ -44,33 +47,40 @@ const DURATION_UNITS_MS: Record<string, number> = {
 };
 /** A Go-style duration ("5m", "90s", "1h30m"), as milliseconds. */
 const duration = (minMs: number) =>
-  z
-    .string()
-    .transform((text, ctx) => {
-      const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
-      const whole = parts.map((p) => p[0]).join('');
-      if (parts.length === 0 || whole !== text) {
-        ctx.addIssue({
-          code: 'custom',
-          message: 'must be a duration such as 30s, 5m or 1h',
-        });
-        return z.NEVER;
-      }
-      return parts.reduce(
-        (ms, [, n, unit]) =>
-          ms + Number(n) * (DURATION_UNITS_MS[unit ?? 'ms'] ?? 1),
-        0,
-      );
-    })
-    .pipe(z.number().min(minMs, `must be at least ${minMs / 1000}s`));
+  z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((text, ctx) => {
+        const parts = [...text.matchAll(/(\d+)(ms|s|m|h)/g)];
+        const whole = parts.map((p) => p[0]).join('');
+        if (parts.length === 0 || whole !== text) {
+          ctx.issues.push({
+            code: 'custom',
+            message: 'must be a duration such as 30s, 5m or 1h',
+            input: text,
+          });
+          return z.NEVER;
+        }
+        return parts.reduce(
+          (ms, [, n, unit]) =>
+            ms + Number(n) * (DURATION_UNITS_MS[unit ?? 'ms'] ?? 1),
+          0,
+        );
+      }),
+    ),
+    z.number().check(z.minimum(minMs, `must be at least ${minMs / 1000}s`)),
+  );
 
 /** A comma-separated list; blanks dropped ("a, b,,c" → a, b, c). */
 const csv = () =>
-  z.string().transform((text) =>
-    text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
+  z.pipe(
+    z.string(),
+    z.transform((text) =>
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
   );
 
 /**
@@ -79,43 +89,48 @@ const csv = () =>
  * exist is shared/db/roles.ts's business.
  */
 const loginSecrets = () =>
-  z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({
-          code: 'custom',
-          message:
-            'must be a JSON object mapping group role names to secret ARNs',
-        });
-        return z.NEVER;
-      }
-    })
-    .pipe(
-      z.record(
-        z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/),
-        z
-          .string()
-          .regex(
+  z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((text, ctx) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          ctx.issues.push({
+            code: 'custom',
+            message:
+              'must be a JSON object mapping group role names to secret ARNs',
+            input: text,
+          });
+          return z.NEVER;
+        }
+      }),
+    ),
+    z.record(
+      z.string().check(z.regex(/^[a-z_][a-z0-9_]{0,62}$/)),
+      z
+        .string()
+        .check(
+          z.regex(
             /^arn:[a-z-]+:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/,
             'must be a Secrets Manager secret ARN',
           ),
-        {
-          error: (issue) =>
-            issue.code === 'invalid_key'
-              ? 'a group role name is lowercase letters, digits and _'
-              : issue.code === 'invalid_type'
-                ? 'must be a JSON object mapping group role names to secret ARNs'
-                : undefined,
-        },
-      ),
-    );
+        ),
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'a group role name is lowercase letters, digits and _'
+            : issue.code === 'invalid_type'
+              ? 'must be a JSON object mapping group role names to secret ARNs'
+              : undefined,
+      },
+    ),
+  );
 
-const logLevel = z
-  .enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])
-  .default('INFO');
+const logLevel = z._default(
+  z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']),
+  'INFO',
+);
 
 /**
  * Every variable and its schema, the one definition of the configuration.
@@ -124,114 +139,120 @@ const logLevel = z
  */
 const VARIABLES = {
   // Database: a URL locally; in AWS the host (RDS Proxy) and a secret ARN.
-  DATABASE_URL: () => z.string().optional(),
-  DATABASE_SECRET_ARN: () => z.string().optional(),
-  DATABASE_HOST: () => z.string().optional(),
-  DATABASE_PORT: () => int(1, 65535).default(5432),
-  DATABASE_NAME: () => z.string().default('inventory'),
-  DATABASE_POOL_MAX: () => int(1, 100).default(4),
+  DATABASE_URL: () => z.optional(z.string()),
+  DATABASE_SECRET_ARN: () => z.optional(z.string()),
+  DATABASE_HOST: () => z.optional(z.string()),
+  DATABASE_PORT: () => z._default(int(1, 65535), 5432),
+  DATABASE_NAME: () => z._default(z.string(), 'inventory'),
+  DATABASE_POOL_MAX: () => z._default(int(1, 100), 4),
   /** The migrate step only: each application login's secret, by group role. */
-  DATABASE_LOGIN_SECRETS: () => loginSecrets().optional(),
+  DATABASE_LOGIN_SECRETS: () => z.optional(loginSecrets()),
 
   /**
    * Lambda: the Parameters and Secrets extension's local port, set when the
    * function has the extension (infra/constructs/service-function.ts); its
    * secrets are then read through it (shared/secret-value.ts).
    */
-  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: () => int(1, 65535).optional(),
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: () => z.optional(int(1, 65535)),
   /**
    * Lambda: the execution role's credentials; the session token is also the
    * extension's auth. SigV4 (shared/metrics/http.ts) signs with them when
    * set, without loading the SDK's default credential chain.
    */
-  AWS_ACCESS_KEY_ID: () => z.string().optional(),
-  AWS_SECRET_ACCESS_KEY: () => z.string().optional(),
-  AWS_SESSION_TOKEN: () => z.string().optional(),
+  AWS_ACCESS_KEY_ID: () => z.optional(z.string()),
+  AWS_SECRET_ACCESS_KEY: () => z.optional(z.string()),
+  AWS_SESSION_TOKEN: () => z.optional(z.string()),
   /** Lambda: where the bundle was unpacked (migrate's migrations/). */
-  LAMBDA_TASK_ROOT: () => z.string().optional(),
+  LAMBDA_TASK_ROOT: () => z.optional(z.string()),
 
   // NATS and the bridge.
-  NATS_URL: () => z.string().optional(),
-  NATS_CREDS: () => z.string().optional(),
+  NATS_URL: () => z.optional(z.string()),
+  NATS_CREDS: () => z.optional(z.string()),
   /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
-  NATS_SECRET_ID: () => z.string().optional(),
-  NATS_STREAM: () => z.string().default(DEFAULT_STREAM),
-  NATS_CONSUMER: () => z.string().default(DEFAULT_CONSUMER),
-  NATS_SUBJECT_FILTER: () => z.string().default(DEFAULT_SUBJECT_FILTER),
+  NATS_SECRET_ID: () => z.optional(z.string()),
+  NATS_STREAM: () => z._default(z.string(), DEFAULT_STREAM),
+  NATS_CONSUMER: () => z._default(z.string(), DEFAULT_CONSUMER),
+  NATS_SUBJECT_FILTER: () => z._default(z.string(), DEFAULT_SUBJECT_FILTER),
   /** Create the stream and consumer when missing (local stack, tests). */
-  NATS_CREATE_STREAM: () => bool().default(false),
-  BRIDGE_HEALTH_PORT: () => int(0, 65535).default(8080),
+  NATS_CREATE_STREAM: () => z._default(bool(), false),
+  BRIDGE_HEALTH_PORT: () => z._default(int(0, 65535), 8080),
 
   // Queue and claim check.
-  AWS_REGION: () => z.string().default('us-east-1'),
-  QUEUE_URL: () => z.string().optional(),
-  SQS_ENDPOINT: () => z.string().optional(),
-  S3_ENDPOINT: () => z.string().optional(),
-  CLAIM_BUCKET: () => z.string().optional(),
+  AWS_REGION: () => z._default(z.string(), 'us-east-1'),
+  QUEUE_URL: () => z.optional(z.string()),
+  SQS_ENDPOINT: () => z.optional(z.string()),
+  S3_ENDPOINT: () => z.optional(z.string()),
+  CLAIM_BUCKET: () => z.optional(z.string()),
   /** Bodies above this go to S3; the queue's MaximumMessageSize. */
-  QUEUE_MAX_MESSAGE_BYTES: () => int(1024, 1024 * 1024).default(1024 * 1024),
+  QUEUE_MAX_MESSAGE_BYTES: () =>
+    z._default(int(1024, 1024 * 1024), 1024 * 1024),
   /**
    * Receives before the queue moves a message to its dead-letter queue; the
    * sync records a message failing on its last receive in ingest_rejections.
    */
-  QUEUE_MAX_RECEIVE_COUNT: () => int(1, 1000).default(5),
+  QUEUE_MAX_RECEIVE_COUNT: () => z._default(int(1, 1000), 5),
 
   // Sync and sweeps.
-  SYNC_TIMEOUT_MS: () => int(1000).default(60_000),
-  STALE_CLUSTER_MINUTES: () => int(1).default(15),
-  EVENT_RETENTION_HOURS: () => int(1).default(24),
+  SYNC_TIMEOUT_MS: () => z._default(int(1000), 60_000),
+  STALE_CLUSTER_MINUTES: () => z._default(int(1), 15),
+  EVENT_RETENTION_HOURS: () => z._default(int(1), 24),
   /** How long the live-read audit trail is kept. */
-  AUDIT_RETENTION_DAYS: () => int(1).default(400),
-  EVENT_HISTORY_DAYS: () => int(1, 366).default(DEFAULT_EVENT_HISTORY_DAYS),
-  CHANGE_RETENTION_DAYS: () => int(1).default(90),
+  AUDIT_RETENTION_DAYS: () => z._default(int(1), 400),
+  EVENT_HISTORY_DAYS: () => z._default(int(1, 366), DEFAULT_EVENT_HISTORY_DAYS),
+  CHANGE_RETENTION_DAYS: () => z._default(int(1), 90),
 
   // API.
-  PORT: () => int(0, 65535).default(3000),
-  JWT_ISSUER: () => z.string().optional(),
-  JWT_AUDIENCE: () => z.string().optional(),
-  METRICS_URL: () => z.string().url().optional(),
+  PORT: () => z._default(int(0, 65535), 3000),
+  JWT_ISSUER: () => z.optional(z.string()),
+  JWT_AUDIENCE: () => z.optional(z.string()),
+  METRICS_URL: () => z.optional(z.url()),
   // Metrics store (shared/metrics/from-config.ts): the series writes after
   // each sync and their format; a tenant header; SigV4 (AMP); deadlines.
-  METRICS_WRITE_URL: () => z.string().url().optional(),
+  METRICS_WRITE_URL: () => z.optional(z.url()),
   METRICS_WRITE_FORMAT: () =>
-    z.enum(['remote_write', 'vm_import']).default('remote_write'),
+    z._default(z.enum(['remote_write', 'vm_import']), 'remote_write'),
   METRICS_TENANT_HEADER: () =>
-    z
-      .string()
-      .regex(/^[A-Za-z0-9-]+: ?\S.*$/, 'must be "Header-Name: value"')
-      .optional(),
+    z.optional(
+      z
+        .string()
+        .check(
+          z.regex(/^[A-Za-z0-9-]+: ?\S.*$/, 'must be "Header-Name: value"'),
+        ),
+    ),
   METRICS_SIGV4_REGION: () =>
-    z
-      .string()
-      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region')
-      .optional(),
-  METRICS_QUERY_TIMEOUT_MS: () => int(100, 60_000).default(10_000),
-  METRICS_WRITE_TIMEOUT_MS: () => int(100, 10_000).default(2_000),
+    z.optional(
+      z
+        .string()
+        .check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region')),
+    ),
+  METRICS_QUERY_TIMEOUT_MS: () => z._default(int(100, 60_000), 10_000),
+  METRICS_WRITE_TIMEOUT_MS: () => z._default(int(100, 10_000), 2_000),
 
   // The cluster agent (functions/agent/main.ts; shared/agent/from-config.ts).
   // It publishes on proxima.{PROXIMA_CLIENT}.{PROXIMA_ENVIRONMENT}.{agent id}.kubernetes.
-  PROXIMA_CLIENT: () => dnsLabel().optional(),
-  PROXIMA_ENVIRONMENT: () => dnsLabel().optional(),
+  PROXIMA_CLIENT: () => z.optional(dnsLabel()),
+  PROXIMA_ENVIRONMENT: () => z.optional(dnsLabel()),
   /** The agent's UUID; unset: read from PROXIMA_AGENT_ID_FILE, generated there on first run. */
   PROXIMA_AGENT_ID: () =>
-    z.string().regex(UUID_PATTERN, 'must be a UUID').optional(),
+    z.optional(z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'))),
   /** Where a generated agent id is kept; default {DATA_DIR}/agent-id. */
-  PROXIMA_AGENT_ID_FILE: () => z.string().optional(),
+  PROXIMA_AGENT_ID_FILE: () => z.optional(z.string()),
   /** The cluster's name in the inventory; default the kube-context's cluster name. */
-  PROXIMA_CLUSTER_NAME: () => z.string().min(1).max(253).optional(),
-  PROXIMA_K8S_SYNC_INTERVAL: () => duration(10_000).default(5 * 60_000),
-  PROXIMA_K8S_EXCLUDE_NAMESPACES: () => csv().default([]),
-  PROXIMA_K8S_POD_LIMIT: () => int(1, 1_000_000).default(5000),
+  PROXIMA_CLUSTER_NAME: () =>
+    z.optional(z.string().check(z.minLength(1), z.maxLength(253))),
+  PROXIMA_K8S_SYNC_INTERVAL: () => z._default(duration(10_000), 5 * 60_000),
+  PROXIMA_K8S_EXCLUDE_NAMESPACES: () => z._default(csv(), []),
+  PROXIMA_K8S_POD_LIMIT: () => z._default(int(1, 1_000_000), 5000),
   /** Items per page of each list (the apiserver's `limit`). */
-  PROXIMA_K8S_PAGE_SIZE: () => int(1, 10_000).default(500),
+  PROXIMA_K8S_PAGE_SIZE: () => z._default(int(1, 10_000), 500),
   /** The agent's /healthz and /metrics; 0 picks a free port. */
-  AGENT_HEALTH_PORT: () => int(0, 65535).default(8081),
+  AGENT_HEALTH_PORT: () => z._default(int(0, 65535), 8081),
 
   // Local stack.
-  DATA_DIR: () => z.string().default('.data'),
+  DATA_DIR: () => z._default(z.string(), '.data'),
 
   LOG_LEVEL: () => logLevel,
-} satisfies Record<string, () => z.ZodType>;
+} satisfies Record<string, () => z.ZodMiniType>;
 
 type Variables = typeof VARIABLES;
 
@@ -239,7 +260,7 @@ type Variables = typeof VARIABLES;
 export function configSchema() {
   const shape = {} as { [K in keyof Variables]: ReturnType<Variables[K]> };
   for (const name of Object.keys(VARIABLES) as (keyof Variables)[]) {
-    (shape as Record<string, z.ZodType>)[name] = VARIABLES[name]();
+    (shape as Record<string, z.ZodMiniType>)[name] = VARIABLES[name]();
   }
   return z.object(shape);
 }

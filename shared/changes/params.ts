@@ -6,7 +6,7 @@
  * what-changed.ts's whatChangedQuery. Every error, an unknown parameter
  * included, is 400 bad_request.
  */
-import * as z from 'zod';
+
 import { WORKLOAD_KINDS } from '../events/workload-match.ts';
 import {
   kindField,
@@ -19,6 +19,7 @@ import {
 } from '../http/fields.ts';
 import { pagingFields } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 
 const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
 const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
@@ -27,22 +28,22 @@ export const CHANGES_DEFAULT_PER_PAGE = 50;
 export const CHANGES_MAX_PER_PAGE = 200;
 
 const feedSchema = z.object({
-  cluster_id: uuidField('cluster_id').optional(),
-  namespace: namespaceField().optional(),
-  workload: objectNameField('workload').optional(),
-  kind: kindField().optional(),
-  event_type: patternField(
-    'event_type',
-    EVENT_TYPE,
-    'an event type such as workload_changed',
-  ).optional(),
-  source: patternField(
-    'source',
-    SOURCE,
-    'a source such as k8s-config',
-  ).optional(),
-  from: timeField('from').optional(),
-  to: timeField('to').optional(),
+  cluster_id: z.optional(uuidField('cluster_id')),
+  namespace: z.optional(namespaceField()),
+  workload: z.optional(objectNameField('workload')),
+  kind: z.optional(kindField()),
+  event_type: z.optional(
+    patternField(
+      'event_type',
+      EVENT_TYPE,
+      'an event type such as workload_changed',
+    ),
+  ),
+  source: z.optional(
+    patternField('source', SOURCE, 'a source such as k8s-config'),
+  ),
+  from: z.optional(timeField('from')),
+  to: z.optional(timeField('to')),
   ...pagingFields(CHANGES_MAX_PER_PAGE),
 });
 
@@ -56,11 +57,11 @@ export type ChangeFeedParameters = z.output<typeof feedSchema>;
 
 /** What changed's parameters as received (each once, none empty). */
 export const whatChangedParams = z.object({
-  namespace: namespaceField().optional(),
-  workload: objectNameField('workload').optional(),
-  kind: oneOfField('kind', WORKLOAD_KINDS).optional(),
-  from: timeField('from').optional(),
-  to: timeField('to').optional(),
+  namespace: z.optional(namespaceField()),
+  workload: z.optional(objectNameField('workload')),
+  kind: z.optional(oneOfField('kind', WORKLOAD_KINDS)),
+  from: z.optional(timeField('from')),
+  to: z.optional(timeField('to')),
 });
 
 export type WhatChangedParameters = z.output<typeof whatChangedParams>;

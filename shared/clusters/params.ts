@@ -4,12 +4,13 @@
  * page, larger than 100 clamped to 100). Every error, an unknown parameter
  * included, is 400 bad_request.
  */
-import * as z from 'zod';
+
 import { uuidField } from '../http/fields.ts';
 import { type Paging, pagingFields, pagingOf } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
 import { searchText } from '../http/search.ts';
 import { CLUSTER_STATUSES } from '../patterns.ts';
+import * as z from '../zod.ts';
 import type { ClusterListFilter } from './repo.ts';
 
 export const CLUSTERS_DEFAULT_PER_PAGE = 20;
@@ -21,22 +22,22 @@ export interface ClusterListQuery {
   paging: Paging;
 }
 
-const clusterListSchema = z
-  .object({
-    client_id: uuidField('client_id').optional(),
-    environment_id: uuidField('environment_id').optional(),
-    status: z
-      .enum(CLUSTER_STATUSES, {
+const clusterListSchema = z.pipe(
+  z.object({
+    client_id: z.optional(uuidField('client_id')),
+    environment_id: z.optional(uuidField('environment_id')),
+    status: z.optional(
+      z.enum(CLUSTER_STATUSES, {
         error: `status must be one of ${CLUSTER_STATUSES.join(', ')}`,
-      })
-      .optional(),
-    search: searchText('search').optional(),
-    include: z
-      .literal('capacity', { error: 'include accepts only capacity' })
-      .optional(),
+      }),
+    ),
+    search: z.optional(searchText('search')),
+    include: z.optional(
+      z.literal('capacity', { error: 'include accepts only capacity' }),
+    ),
     ...pagingFields(CLUSTERS_MAX_PER_PAGE),
-  })
-  .transform(
+  }),
+  z.transform(
     (query): ClusterListQuery => ({
       filter: {
         clientId: query.client_id,
@@ -47,7 +48,8 @@ const clusterListSchema = z
       includeCapacity: query.include === 'capacity',
       paging: pagingOf(query, CLUSTERS_DEFAULT_PER_PAGE),
     }),
-  );
+  ),
+);
 
 /** The route table's query of the cluster lists. */
 export const clusterListQuery = {

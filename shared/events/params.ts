@@ -3,7 +3,7 @@
  * optional; their cross rules and defaults are timeline.ts's timelineQuery.
  * An unknown parameter is 400 bad_request.
  */
-import * as z from 'zod';
+
 import {
   integerField,
   namespaceField,
@@ -13,6 +13,7 @@ import {
   patternField,
 } from '../http/fields.ts';
 import type { RouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 import { WORKLOAD_KINDS } from './workload-match.ts';
 
 export const INVOLVED_KINDS = [
@@ -38,16 +39,18 @@ export const INVOLVED_KINDS = [
 
 /** The route's parameters as received (strings); all optional. */
 export const timelineParameters = z.object({
-  namespace: namespaceField().optional(),
-  involved_kind: oneOfField('involved_kind', INVOLVED_KINDS).optional(),
-  involved_name: objectNameField('involved_name').optional(),
-  workload: objectNameField('workload').optional(),
-  workload_kind: oneOfField('workload_kind', WORKLOAD_KINDS).optional(),
-  type: oneOfField('type', ['Normal', 'Warning'] as const).optional(),
-  reason: patternField('reason', /^[A-Za-z]{1,64}$/, '1-64 letters').optional(),
-  from: nanoTimeField('from').optional(),
-  to: nanoTimeField('to').optional(),
-  limit: integerField('limit', 1, 1000).optional(),
+  namespace: z.optional(namespaceField()),
+  involved_kind: z.optional(oneOfField('involved_kind', INVOLVED_KINDS)),
+  involved_name: z.optional(objectNameField('involved_name')),
+  workload: z.optional(objectNameField('workload')),
+  workload_kind: z.optional(oneOfField('workload_kind', WORKLOAD_KINDS)),
+  type: z.optional(oneOfField('type', ['Normal', 'Warning'] as const)),
+  reason: z.optional(
+    patternField('reason', /^[A-Za-z]{1,64}$/, '1-64 letters'),
+  ),
+  from: z.optional(nanoTimeField('from')),
+  to: z.optional(nanoTimeField('to')),
+  limit: z.optional(integerField('limit', 1, 1000)),
 });
 
 export type TimelineParameters = z.output<typeof timelineParameters>;

@@ -10,9 +10,10 @@
  * | depth     | 1-3, default 1                                          |
  * | limit     | nodes, 1-1000, default 200                              |
  */
-import * as z from 'zod';
+
 import { namespaceField, objectNameField, oneOfField } from '../http/fields.ts';
 import type { RouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 import { GRAPH_KINDS, GRAPH_ROOT_KINDS, type GraphRootKind } from './kinds.ts';
 import type { GraphRequest } from './walk.ts';
 
@@ -23,40 +24,42 @@ export const GRAPH_MAX_LIMIT = 1000;
 const integerIn = (name: string, min: number, max: number) => {
   const rule = `${name} must be an integer from ${min} to ${max}`;
   return z
-    .string()
-    .regex(/^[0-9]{1,4}$/, rule)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, rule);
+    .pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, rule)), z.transform(Number))
+    .check(z.refine((n) => n >= min && n <= max, rule));
 };
 
 export const graphQuery = {
-  schema: z
-    .object({
-      kind: oneOfField('kind', GRAPH_ROOT_KINDS),
-      namespace: namespaceField().optional(),
-      name: objectNameField('name'),
-      depth: integerIn('depth', 1, GRAPH_MAX_DEPTH).optional(),
-      limit: integerIn('limit', 1, GRAPH_MAX_LIMIT).optional(),
-    })
-    .superRefine((query, ctx) => {
-      // A bad kind was already refused by its own field.
-      const namespaced = GRAPH_KINDS[query.kind as GraphRootKind]?.namespaced;
-      if (namespaced === undefined) return;
-      if (namespaced && query.namespace === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['namespace'],
-          message: `namespace is required for kind ${query.kind}`,
-        });
-      } else if (!namespaced && query.namespace !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['namespace'],
-          message: `namespace is not taken by the cluster-scoped kind ${query.kind}`,
-        });
-      }
-    })
-    .transform(
+  schema: z.pipe(
+    z
+      .object({
+        kind: oneOfField('kind', GRAPH_ROOT_KINDS),
+        namespace: z.optional(namespaceField()),
+        name: objectNameField('name'),
+        depth: z.optional(integerIn('depth', 1, GRAPH_MAX_DEPTH)),
+        limit: z.optional(integerIn('limit', 1, GRAPH_MAX_LIMIT)),
+      })
+      .check(
+        z.superRefine((query, ctx) => {
+          // A bad kind was already refused by its own field.
+          const namespaced =
+            GRAPH_KINDS[query.kind as GraphRootKind]?.namespaced;
+          if (namespaced === undefined) return;
+          if (namespaced && query.namespace === undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['namespace'],
+              message: `namespace is required for kind ${query.kind}`,
+            });
+          } else if (!namespaced && query.namespace !== undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['namespace'],
+              message: `namespace is not taken by the cluster-scoped kind ${query.kind}`,
+            });
+          }
+        }),
+      ),
+    z.transform(
       (query): GraphRequest => ({
         kind: query.kind as GraphRootKind,
         namespace: query.namespace,
@@ -65,5 +68,6 @@ export const graphQuery = {
         limit: query.limit ?? GRAPH_DEFAULT_LIMIT,
       }),
     ),
+  ),
   unknownParam: 'bad_request',
 } as const satisfies RouteQuery;

@@ -3,9 +3,10 @@
  * per page, larger than 100 clamped to 100); an unknown parameter is 400
  * bad_request.
  */
-import * as z from 'zod';
+
 import { pagingFields, pagingOf } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 
 export const HOSTS_DEFAULT_PER_PAGE = 20;
 export const HOSTS_MAX_PER_PAGE = 100;
@@ -15,14 +16,15 @@ export const HOSTS_MAX_PER_PAGE = 100;
  * (400 invalid_pql naming the position), after the access checks.
  */
 export const hostListQuery = {
-  schema: z
-    .object({
-      pql: z.string().optional(),
+  schema: z.pipe(
+    z.object({
+      pql: z.optional(z.string()),
       ...pagingFields(HOSTS_MAX_PER_PAGE),
-    })
-    .transform((query) => ({
+    }),
+    z.transform((query) => ({
       pql: query.pql,
       paging: pagingOf(query, HOSTS_DEFAULT_PER_PAGE),
     })),
+  ),
   unknownParam: 'bad_request',
 } as const satisfies RouteQuery;

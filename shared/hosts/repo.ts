@@ -7,7 +7,6 @@
  * node it carries; removing a host unlinks its nodes at once (FK set null).
  */
 import { isIP } from 'node:net';
-import * as z from 'zod';
 import type { Scope } from '../auth/access.ts';
 import { scopeCondition } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
@@ -29,21 +28,22 @@ import { isUuid } from '../patterns.ts';
 import { matchingHosts } from '../pql/compile.ts';
 import { parsePql } from '../pql/parse.ts';
 import { findTenantIds } from '../tenancy/tenants.ts';
+import * as z from '../zod.ts';
 
 const hostNodeRecord = z.object({
   cluster_id: z.string(),
   cluster_name: z.string(),
   node_name: z.string(),
-  status: z.string().nullable(),
+  status: z.nullable(z.string()),
 });
 
 export const hostRecord = z.object({
   id: z.string(),
   hostname: z.string(),
-  ip_address: z.string().nullable(),
-  os: z.string().nullable(),
+  ip_address: z.nullable(z.string()),
+  os: z.nullable(z.string()),
   client_id: z.string(),
-  environment_id: z.string().nullable(),
+  environment_id: z.nullable(z.string()),
   nodes: z.array(hostNodeRecord),
 });
 

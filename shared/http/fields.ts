@@ -15,7 +15,6 @@
  * inventory lists use for their filters (the spec's lists take an empty
  * filter as none, while the newer routes refuse an empty parameter).
  */
-import * as z from 'zod';
 import { InvalidParamError } from '../errors.ts';
 import {
   DNS_1123_LABEL,
@@ -25,13 +24,14 @@ import {
   LABEL_NAME,
   RFC_3339,
 } from '../patterns.ts';
+import * as z from '../zod.ts';
 
 /** A value matching `re`; the message says `name must be <rule>`. */
 export const patternField = (name: string, re: RegExp, rule: string) =>
-  z.string().refine((v) => re.test(v), `${name} must be ${rule}`);
+  z.string().check(z.refine((v) => re.test(v), `${name} must be ${rule}`));
 
 export const uuidField = (name: string) =>
-  z.string().refine(isUuid, `${name} must be a UUID`);
+  z.string().check(z.refine(isUuid, `${name} must be a UUID`));
 
 /** A namespace (or container) name: a DNS-1123 label. */
 export const namespaceField = (name = 'namespace') =>
@@ -60,9 +60,10 @@ export const oneOfField = <const T extends string>(
 
 /** `true` or `false`, as a boolean. */
 export const booleanField = (name: string) =>
-  z
-    .enum(['true', 'false'], { error: `${name} must be true or false` })
-    .transform((v) => v === 'true');
+  z.pipe(
+    z.enum(['true', 'false'], { error: `${name} must be true or false` }),
+    z.transform((v) => v === 'true'),
+  );
 
 /**
  * An integer from `min` to `max` in decimal digits (no sign, no more digits
@@ -70,13 +71,17 @@ export const booleanField = (name: string) =>
  */
 export const integerField = (name: string, min: number, max: number) => {
   const digits = new RegExp(`^[0-9]{1,${String(max).length}}$`);
-  return z
-    .string()
-    .refine(
-      (v) => digits.test(v) && Number(v) >= min && Number(v) <= max,
-      `${name} must be an integer from ${min} to ${max}`,
-    )
-    .transform(Number);
+  return z.pipe(
+    z
+      .string()
+      .check(
+        z.refine(
+          (v) => digits.test(v) && Number(v) >= min && Number(v) <= max,
+          `${name} must be an integer from ${min} to ${max}`,
+        ),
+      ),
+    z.transform(Number),
+  );
 };
 
 const NS_PER_MS = 1_000_000n;
@@ -105,28 +110,42 @@ const rfc3339Rule = (name: string) => `${name} must be an RFC 3339 time`;
 
 /** An RFC 3339 time with an offset, as nanoseconds since the epoch. */
 export const nanoTimeField = (name: string) =>
-  z.string().transform((v, ctx) => {
-    const ns = parseNanoTime(v);
-    if (ns === undefined) {
-      ctx.addIssue({ code: 'custom', message: rfc3339Rule(name) });
-      return z.NEVER;
-    }
-    return ns;
-  });
+  z.pipe(
+    z.string(),
+    z.transform((v, ctx) => {
+      const ns = parseNanoTime(v);
+      if (ns === undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          message: rfc3339Rule(name),
+          input: v,
+        });
+        return z.NEVER;
+      }
+      return ns;
+    }),
+  );
 
 /** An RFC 3339 time with an offset, as a Date (millisecond precision). */
 export const timeField = (name: string) =>
-  z
-    .string()
-    .refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name))
-    .transform((v) => new Date(v));
+  z.pipe(
+    z
+      .string()
+      .check(
+        z.refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name)),
+      ),
+    z.transform((v) => new Date(v)),
+  );
 
 /** `field`, with an empty value taken as the parameter's absence. */
-export function blankAsAbsent<T>(field: z.ZodType<T, string>) {
-  return z
-    .string()
-    .transform((v) => (v === '' ? undefined : v))
-    .pipe(field.optional());
+export function blankAsAbsent<T>(field: z.ZodMiniType<T, string>) {
+  return z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((v) => (v === '' ? undefined : v)),
+    ),
+    z.optional(field),
+  );
 }
 
 /**
@@ -162,45 +181,49 @@ export function isLabelValue(value: string): boolean {
  * is no selector.
  */
 export const labelSelectorField = (name = 'labels') =>
-  z.string().transform((raw, ctx): LabelSelector | undefined => {
-    if (raw === '') return undefined;
-    const selector: LabelSelector = {
-      equals: Object.create(null),
-      present: [],
-    };
-    const seen = new Set<string>();
-    const refuse = (position: number, rule: string) => {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name}: term ${position} ${rule}`,
-      });
-      return z.NEVER;
-    };
-    for (const [index, term] of raw.split(',').entries()) {
-      const equals = term.indexOf('=');
-      const key = equals === -1 ? term : term.slice(0, equals);
-      if (!isLabelKey(key)) {
-        return refuse(
-          index + 1,
-          'has no label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)',
-        );
+  z.pipe(
+    z.string(),
+    z.transform((raw, ctx): LabelSelector | undefined => {
+      if (raw === '') return undefined;
+      const selector: LabelSelector = {
+        equals: Object.create(null),
+        present: [],
+      };
+      const seen = new Set<string>();
+      const refuse = (position: number, rule: string) => {
+        ctx.issues.push({
+          code: 'custom',
+          message: `${name}: term ${position} ${rule}`,
+          input: raw,
+        });
+        return z.NEVER;
+      };
+      for (const [index, term] of raw.split(',').entries()) {
+        const equals = term.indexOf('=');
+        const key = equals === -1 ? term : term.slice(0, equals);
+        if (!isLabelKey(key)) {
+          return refuse(
+            index + 1,
+            'has no label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)',
+          );
+        }
+        if (seen.has(key)) return refuse(index + 1, 'repeats a key');
+        seen.add(key);
+        if (equals === -1) {
+          selector.present.push(key);
+          continue;
+        }
+        if (!isLabelValue(term.slice(equals + 1))) {
+          return refuse(
+            index + 1,
+            'has no label value (at most 63 letters, digits, -, _ or .)',
+          );
+        }
+        selector.equals[key] = term.slice(equals + 1);
       }
-      if (seen.has(key)) return refuse(index + 1, 'repeats a key');
-      seen.add(key);
-      if (equals === -1) {
-        selector.present.push(key);
-        continue;
-      }
-      if (!isLabelValue(term.slice(equals + 1))) {
-        return refuse(
-          index + 1,
-          'has no label value (at most 63 letters, digits, -, _ or .)',
-        );
-      }
-      selector.equals[key] = term.slice(equals + 1);
-    }
-    return selector;
-  });
+      return selector;
+    }),
+  );
 
 /** A sort: a key and its direction. */
 export interface SortSpec {
@@ -224,16 +247,20 @@ export function unknownSortKeyError(
  * the list's usual order.
  */
 export function sortField(allowedKeys: readonly string[]) {
-  return z.string().transform((raw, ctx): SortSpec | undefined => {
-    if (raw === '') return undefined;
-    const descending = raw.startsWith('-');
-    const key = descending ? raw.slice(1) : raw;
-    if (allowedKeys.includes(key)) return { key, descending };
-    ctx.addIssue({
-      code: 'custom',
-      message: unknownSortKeyError(allowedKeys).message,
-      params: { allowed: [...allowedKeys] },
-    });
-    return z.NEVER;
-  });
+  return z.pipe(
+    z.string(),
+    z.transform((raw, ctx): SortSpec | undefined => {
+      if (raw === '') return undefined;
+      const descending = raw.startsWith('-');
+      const key = descending ? raw.slice(1) : raw;
+      if (allowedKeys.includes(key)) return { key, descending };
+      ctx.issues.push({
+        code: 'custom',
+        message: unknownSortKeyError(allowedKeys).message,
+        params: { allowed: [...allowedKeys] },
+        input: raw,
+      });
+      return z.NEVER;
+    }),
+  );
 }

@@ -6,7 +6,7 @@
  * The meta every paged list returns is `{total, page, per_page}` with the
  * per_page actually used.
  */
-import * as z from 'zod';
+import * as z from '../zod.ts';
 
 export interface Paging {
   page: number;
@@ -27,13 +27,17 @@ const DIGITS = /^[0-9]+$/;
 
 /** A positive integer in decimal digits; an empty value counts as absent. */
 const positiveInt = (name: string) =>
-  z
-    .string()
-    .refine(
-      (v) => v === '' || (DIGITS.test(v) && Number(v) >= 1),
-      `${name} must be a positive integer`,
-    )
-    .transform((v) => (v === '' ? undefined : Number(v)));
+  z.pipe(
+    z
+      .string()
+      .check(
+        z.refine(
+          (v) => v === '' || (DIGITS.test(v) && Number(v) >= 1),
+          `${name} must be a positive integer`,
+        ),
+      ),
+    z.transform((v) => (v === '' ? undefined : Number(v))),
+  );
 
 /**
  * zod fields for a paged list; spread them into the route's query schema.
@@ -41,15 +45,22 @@ const positiveInt = (name: string) =>
  */
 export function pagingFields(maxPerPage: number) {
   return {
-    page: positiveInt('page')
-      .refine(
-        (n) => n === undefined || n <= MAX_PAGE,
-        `page must be at most ${MAX_PAGE}`,
-      )
-      .optional(),
-    per_page: positiveInt('per_page')
-      .transform((n) => (n === undefined ? undefined : Math.min(n, maxPerPage)))
-      .optional(),
+    page: z.optional(
+      positiveInt('page').check(
+        z.refine(
+          (n) => n === undefined || n <= MAX_PAGE,
+          `page must be at most ${MAX_PAGE}`,
+        ),
+      ),
+    ),
+    per_page: z.optional(
+      z.pipe(
+        positiveInt('per_page'),
+        z.transform((n) =>
+          n === undefined ? undefined : Math.min(n, maxPerPage),
+        ),
+      ),
+    ),
   } as const;
 }
 

@@ -14,8 +14,8 @@
  * `%ED%A0%80`) replaced by U+FFFD. A value holding U+FFFD is then refused as
  * invalid UTF-8 wherever it is read: no parameter of this API can hold one.
  */
-import * as z from 'zod';
 import { InvalidParamError, ValidationError } from '../errors.ts';
+import * as z from '../zod.ts';
 
 /**
  * Query parameters by name. A value is a string, or every occurrence of a
@@ -91,7 +91,9 @@ export type ParamErrorCode = 'bad_request' | 'invalid_param';
  * A route's parameters: one zod object over the values as received (each a
  * string), optionally piped into the shape the handler reads.
  */
-export type QuerySchema = z.ZodObject | z.ZodPipe<z.ZodObject, z.ZodType>;
+export type QuerySchema =
+  | z.ZodMiniObject
+  | z.ZodMiniPipe<z.ZodMiniObject, z.ZodMiniType>;
 
 /**
  * What a route table entry says about its query string. Every route has one
@@ -118,8 +120,8 @@ export const NO_PARAMETERS = {
 export type QueryOf<Q extends RouteQuery> = z.output<Q['schema']>;
 
 /** The parameter object of a schema (the input side of a pipe). */
-export function parametersOf(schema: QuerySchema): z.ZodObject {
-  return schema instanceof z.ZodPipe ? schema.in : schema;
+export function parametersOf(schema: QuerySchema): z.ZodMiniObject {
+  return schema instanceof z.ZodMiniPipe ? schema.def.in : schema;
 }
 
 /** A parameter name as this API spells its own: safe to name in a 400. */
@@ -209,7 +211,7 @@ export function readQuery(
   options: QueryOptions,
 ): Record<string, string> {
   const shape = Object.fromEntries(
-    options.known.map((name) => [name, z.string().optional()]),
+    options.known.map((name) => [name, z.optional(z.string())]),
   );
   return readParams(
     parseQueryString(rawQueryString),

@@ -8,7 +8,7 @@
  * the inventory lists' `q` (shared/inventory/list.ts) and the clusters
  * list's `search` (searchText).
  */
-import * as z from 'zod';
+import * as z from '../zod.ts';
 
 /** The longest search text, in characters (code points) after trimming. */
 export const SEARCH_MAX_LENGTH = 100;
@@ -57,16 +57,20 @@ export const searchText = (
   name: string,
   options: { withReason?: boolean } = {},
 ) =>
-  z.string().transform((value, ctx) => {
-    const checked = checkSearchText(name, value);
-    if ('term' in checked) return checked.term;
-    ctx.addIssue({
-      code: 'custom',
-      message: checked.message,
-      ...(options.withReason && { params: { reason: checked.problem } }),
-    });
-    return z.NEVER;
-  });
+  z.pipe(
+    z.string(),
+    z.transform((value, ctx) => {
+      const checked = checkSearchText(name, value);
+      if ('term' in checked) return checked.term;
+      ctx.issues.push({
+        code: 'custom',
+        message: checked.message,
+        input: value,
+        ...(options.withReason && { params: { reason: checked.problem } }),
+      });
+      return z.NEVER;
+    }),
+  );
 
 /** `%text%` with LIKE's wildcards and escape character escaped. */
 export function containsPattern(text: string): string {

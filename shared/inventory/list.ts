@@ -11,7 +11,6 @@
  * sort key is looked up in the definition, which refuses a key it does not
  * know (a second check after the sort field's).
  */
-import * as z from 'zod';
 import { isoTimestamp, jsonObject } from '../db/json-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
@@ -41,6 +40,7 @@ import { JsonText } from '../http/response.ts';
 import { containsPattern, searchText } from '../http/search.ts';
 import { isUuid } from '../patterns.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
+import * as z from '../zod.ts';
 import { fieldRendering, sanitizedFields } from './records.ts';
 
 /** What a sort key compares: SQL expressions over the list's table. */
@@ -86,7 +86,7 @@ function listPagingOf(query: {
  */
 export type FilterField = (
   param: string,
-) => z.ZodType<string | undefined, string>;
+) => z.ZodMiniType<string | undefined, string>;
 
 export const namespaceFilter: FilterField = (param) =>
   blankAsAbsent(namespaceField(param));
@@ -106,7 +106,7 @@ export interface ListFilter {
   readonly field: FilterField;
 }
 
-export interface ListDefinition<R extends z.ZodObject = z.ZodObject> {
+export interface ListDefinition<R extends z.ZodMiniObject = z.ZodMiniObject> {
   readonly table: string;
   /** The record; its keys are the columns selected, in order. */
   readonly record: R;
@@ -182,7 +182,7 @@ export interface Statement {
  * the same name unless `expressions` gives the SQL that computes it.
  */
 export function columnsOf(
-  record: z.ZodObject,
+  record: z.ZodMiniObject,
   expressions: Readonly<Record<string, string>> = {},
 ): string {
   return Object.keys(record.shape)
@@ -366,22 +366,24 @@ export function listQuery(definition: ListDefinition) {
     const filterFields = Object.fromEntries(
       Object.entries(definition.filters).map(([param, filter]) => [
         param,
-        filter.field(param).optional(),
+        z.optional(filter.field(param)),
       ]),
     );
-    const schema = z
-      .object({
+    const schema = z.pipe(
+      z.object({
         // q: repeated and invalid UTF-8 are refused by the reader, then
         // checkSearchText's rules, each a 400 invalid_param saying which.
         ...(definition.search && {
-          q: searchText('q', { withReason: true }).optional(),
+          q: z.optional(searchText('q', { withReason: true })),
         }),
-        ...(sortKeys.length > 0 && { sort: sortField(sortKeys).optional() }),
+        ...(sortKeys.length > 0 && { sort: z.optional(sortField(sortKeys)) }),
         ...filterFields,
-        ...(definition.labels && { labels: labelSelectorField().optional() }),
+        ...(definition.labels && {
+          labels: z.optional(labelSelectorField()),
+        }),
         ...listPagingFields,
-      })
-      .transform((values): ListQuery => {
+      }),
+      z.transform((values): ListQuery => {
         const filters: Record<string, string> = {};
         for (const param of Object.keys(definition.filters)) {
           const value = (values as Record<string, unknown>)[param];
@@ -399,7 +401,8 @@ export function listQuery(definition: ListDefinition) {
           labels,
           paging: listPagingOf(values),
         };
-      });
+      }),
+    );
     spec = {
       schema,
       unknownParam: 'invalid_param',
@@ -411,7 +414,7 @@ export function listQuery(definition: ListDefinition) {
 }
 
 type ListRouteQuery = RouteQuery<
-  z.ZodPipe<z.ZodObject, z.ZodTransform<ListQuery>>
+  z.ZodMiniPipe<z.ZodMiniObject, z.ZodMiniTransform<ListQuery>>
 >;
 
 const listQueries = new WeakMap<ListDefinition, ListRouteQuery>();
@@ -434,7 +437,7 @@ export function parseListQuery(
  * pods). The rows are filtered by the cluster id as well as the parent's, so
  * another cluster's parent, or an unknown one, has no rows here.
  */
-export async function runList<R extends z.ZodObject>(
+export async function runList<R extends z.ZodMiniObject>(
   db: Queryable,
   definition: ListDefinition<R>,
   clusterId: string,
@@ -448,7 +451,7 @@ export async function runList<R extends z.ZodObject>(
 }
 
 /** runList for parameters already read (a route's query). */
-export async function readList<R extends z.ZodObject>(
+export async function readList<R extends z.ZodMiniObject>(
   db: Queryable,
   definition: ListDefinition<R>,
   clusterId: string,

@@ -8,28 +8,31 @@
  * selects, so the shape and the SQL cannot drift apart. Timestamps are
  * RFC 3339 strings (or null); jsonb columns are returned as stored.
  */
-import * as z from 'zod';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
+import * as z from '../zod.ts';
 
 const id = z.string();
-const optionalId = z.string().nullable();
-const text = z.string().nullable();
-const count = z.number().nullable();
-const flag = z.boolean().nullable();
+const optionalId = z.nullable(z.string());
+const text = z.nullable(z.string());
+const count = z.nullable(z.number());
+const flag = z.nullable(z.boolean());
 const texts = z.array(z.string());
 const jsonObject = z.record(z.string(), z.unknown());
-const optionalJsonObject = jsonObject.nullable();
+const optionalJsonObject = z.nullable(jsonObject);
 const jsonArray = z.array(z.unknown());
-const time = z
-  .date()
-  .nullable()
-  .transform((value) => (value === null ? null : value.toISOString()));
-const requiredTime = z.date().transform((value) => value.toISOString());
+const time = z.pipe(
+  z.nullable(z.date()),
+  z.transform((value) => (value === null ? null : value.toISOString())),
+);
+const requiredTime = z.pipe(
+  z.date(),
+  z.transform((value) => value.toISOString()),
+);
 /** Secret-sanitized on every read (see shared/sanitize/secrets.ts). */
-const sanitizedText = z
-  .string()
-  .nullable()
-  .transform((value) => (value === null ? null : sanitizeMessage(value)));
+const sanitizedText = z.pipe(
+  z.nullable(z.string()),
+  z.transform((value) => (value === null ? null : sanitizeMessage(value))),
+);
 
 /**
  * How a field reaches the JSON when PostgreSQL renders a record (the
@@ -39,14 +42,14 @@ const sanitizedText = z
  */
 export type FieldRendering = 'stored' | 'timestamp' | 'sanitized';
 
-export function fieldRendering(field: z.ZodType): FieldRendering {
+export function fieldRendering(field: z.core.$ZodType): FieldRendering {
   if (field === time || field === requiredTime) return 'timestamp';
   if (field === sanitizedText) return 'sanitized';
   return 'stored';
 }
 
 /** A record's fields that Node sanitizes after PostgreSQL renders it. */
-export function sanitizedFields(record: z.ZodObject): string[] {
+export function sanitizedFields(record: z.ZodMiniObject): string[] {
   return Object.entries(record.shape)
     .filter(([, field]) => fieldRendering(field) === 'sanitized')
     .map(([key]) => key);

@@ -10,8 +10,9 @@
  * parses again (a request that fails is answered `bad_request`), because
  * the subject is reachable by anything on the NATS account.
  */
-import * as z from 'zod';
+
 import { DNS_1123_LABEL, DNS_1123_SUBDOMAIN } from '../patterns.ts';
+import * as z from '../zod.ts';
 
 export const KUBE_QUERY_VERSION = 1;
 /** How long the backend waits for a reply. */
@@ -68,17 +69,17 @@ export const KUBE_QUERY_ERROR_CODES = [
 ] as const;
 export type KubeQueryErrorCode = (typeof KUBE_QUERY_ERROR_CODES)[number];
 
-const label = z.string().regex(DNS_1123_LABEL, 'not a DNS-1123 label');
+const label = z.string().check(z.regex(DNS_1123_LABEL, 'not a DNS-1123 label'));
 const subdomain = z
   .string()
-  .regex(DNS_1123_SUBDOMAIN, 'not a DNS-1123 subdomain');
+  .check(z.regex(DNS_1123_SUBDOMAIN, 'not a DNS-1123 subdomain'));
 
 const envelope = {
   type: z.literal('kube_query'),
   version: z.literal(KUBE_QUERY_VERSION),
   request_id: z.uuid(),
   /** The caller's email, or `proxima-console:<subject type>:<id>`. */
-  actor: z.string().min(1).max(320),
+  actor: z.string().check(z.minLength(1), z.maxLength(320)),
 };
 
 export const manifestRequestSchema = z.object({
@@ -102,16 +103,14 @@ export const logsRequestSchema = z.object({
   query: z.literal('logs'),
   namespace: label,
   pod: subdomain,
-  container: label.optional(),
-  tail: z
-    .number()
-    .int()
-    .min(LOG_TAIL_MIN)
-    .max(LOG_TAIL_MAX)
-    .default(LOG_TAIL_DEFAULT),
-  previous: z.boolean().default(false),
-  since_time: z.iso.datetime({ offset: true }).optional(),
-  timestamps: z.boolean().default(false),
+  container: z.optional(label),
+  tail: z._default(
+    z.int().check(z.minimum(LOG_TAIL_MIN), z.maximum(LOG_TAIL_MAX)),
+    LOG_TAIL_DEFAULT,
+  ),
+  previous: z._default(z.boolean(), false),
+  since_time: z.optional(z.iso.datetime({ offset: true })),
+  timestamps: z._default(z.boolean(), false),
 });
 
 export const kubeQueryRequestSchema = z.discriminatedUnion('query', [
@@ -140,14 +139,14 @@ export const manifestResultSchema = z.object({
 });
 
 export const revisionSchema = z.object({
-  revision: z.number().int().nullable(),
+  revision: z.nullable(z.int()),
   name: z.string(),
-  created: z.string().nullable(),
-  replicas: z.number().int().nullable(),
-  template_hash: z.string().nullable(),
+  created: z.nullable(z.string()),
+  replicas: z.nullable(z.int()),
+  template_hash: z.nullable(z.string()),
   containers: z.array(z.object({ name: z.string(), image: z.string() })),
   /** Redacted like a manifest; null once the reply's budget is spent. */
-  pod_template: jsonObject.nullable(),
+  pod_template: z.nullable(jsonObject),
 });
 
 export const revisionsResultSchema = z.object({
@@ -160,7 +159,7 @@ export const revisionsResultSchema = z.object({
 
 export const logsResultSchema = z.object({
   pod: z.string(),
-  container: z.string().nullable(),
+  container: z.nullable(z.string()),
   previous: z.boolean(),
   /**
    * Raw lines; with `timestamps` each starts with the apiserver's RFC 3339
@@ -169,12 +168,12 @@ export const logsResultSchema = z.object({
   lines: z.array(z.string()),
   truncated: z.boolean(),
   /** Set when the pod has several containers and none was named, or the named one does not exist. */
-  containers: z.array(z.string()).optional(),
+  containers: z.optional(z.array(z.string())),
   /**
    * Absent from an agent before v0.8.0, which knows no timestamps: its
    * lines are unstamped (spec: a plain tail on v0.7.12 is still served).
    */
-  timestamps: z.boolean().default(false),
+  timestamps: z._default(z.boolean(), false),
 });
 
 export type ManifestResult = z.output<typeof manifestResultSchema>;
@@ -193,7 +192,7 @@ const okEnvelope = {
   ok: z.literal(true),
   agent_version: z.string(),
   observed_at: z.iso.datetime({ offset: true }),
-  notes: z.array(z.string()).default([]),
+  notes: z._default(z.array(z.string()), []),
 };
 
 /** A success reply; `result` is checked against the query it answers. */

@@ -19,7 +19,7 @@
  * And the live-read audit list's (GET /api/v1/audit/live-reads): paging,
  * user, cluster_id, route and a window.
  */
-import * as z from 'zod';
+
 import {
   namespaceField,
   objectNameField,
@@ -29,6 +29,7 @@ import {
 } from '../http/fields.ts';
 import { pagingFields } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 import type { LiveRoute } from './gates.ts';
 import {
   LOG_TAIL_DEFAULT,
@@ -56,17 +57,24 @@ export const logsQuery = {
   schema: z.object({
     namespace: namespaceField(),
     pod: objectNameField('pod'),
-    container: namespaceField('container').optional(),
-    tail: z
-      .string()
-      .regex(/^[0-9]{1,3}$/, TAIL_RULE)
-      .transform(Number)
-      .refine((n) => n >= LOG_TAIL_MIN && n <= LOG_TAIL_MAX, TAIL_RULE)
-      .optional(),
-    previous: oneOfField('previous', ['true', 'false'])
-      .transform((v) => v === 'true')
-      .optional(),
-    since_time: timeField('since_time').optional(),
+    container: z.optional(namespaceField('container')),
+    tail: z.optional(
+      z
+        .pipe(
+          z.string().check(z.regex(/^[0-9]{1,3}$/, TAIL_RULE)),
+          z.transform(Number),
+        )
+        .check(
+          z.refine((n) => n >= LOG_TAIL_MIN && n <= LOG_TAIL_MAX, TAIL_RULE),
+        ),
+    ),
+    previous: z.optional(
+      z.pipe(
+        oneOfField('previous', ['true', 'false']),
+        z.transform((v) => v === 'true'),
+      ),
+    ),
+    since_time: z.optional(timeField('since_time')),
   }),
   unknownParam: 'bad_request',
 } as const satisfies RouteQuery;
@@ -86,13 +94,20 @@ export const auditListQuery = {
   schema: z.object({
     ...pagingFields(200),
     /** An email (case ignored) or a JWT subject. */
-    user: z.string().min(1, 'user must not be empty').max(320).optional(),
-    cluster_id: uuidField('cluster_id').optional(),
-    route: oneOfField('route', ['manifest', 'revisions', 'logs'])
-      .transform((v) => v as LiveRoute)
-      .optional(),
-    from: timeField('from').optional(),
-    to: timeField('to').optional(),
+    user: z.optional(
+      z
+        .string()
+        .check(z.minLength(1, 'user must not be empty'), z.maxLength(320)),
+    ),
+    cluster_id: z.optional(uuidField('cluster_id')),
+    route: z.optional(
+      z.pipe(
+        oneOfField('route', ['manifest', 'revisions', 'logs']),
+        z.transform((v) => v as LiveRoute),
+      ),
+    ),
+    from: z.optional(timeField('from')),
+    to: z.optional(timeField('to')),
   }),
   unknownParam: 'bad_request',
 } as const satisfies RouteQuery;

@@ -14,7 +14,7 @@
  * The step comes from the range: 1m up to 6h, 5m up to 24h, 15m up to 7d,
  * 1h beyond (each bound inclusive).
  */
-import * as z from 'zod';
+
 import { ValidationError } from '../errors.ts';
 import {
   booleanField,
@@ -24,6 +24,7 @@ import {
   timeField,
 } from '../http/fields.ts';
 import { type RouteQuery, readRouteQuery } from '../http/query.ts';
+import * as z from '../zod.ts';
 import {
   METRICS_QUERIES,
   type MetricsQueryDefinition,
@@ -49,12 +50,12 @@ export function stepForRange(rangeMs: number): number {
 }
 
 export const metricsParamsSchema = z.object({
-  start: timeField('start').optional(),
-  end: timeField('end').optional(),
-  namespace: namespaceField().optional(),
-  workload: objectNameField('workload').optional(),
-  workload_kind: kindField('workload_kind').optional(),
-  instant: booleanField('instant').optional(),
+  start: z.optional(timeField('start')),
+  end: z.optional(timeField('end')),
+  namespace: z.optional(namespaceField()),
+  workload: z.optional(objectNameField('workload')),
+  workload_kind: z.optional(kindField('workload_kind')),
+  instant: z.optional(booleanField('instant')),
 });
 
 /** The route table's query entry of the metrics route. */

@@ -6,7 +6,7 @@
  * Queries are POSTed as a form, so a long selector never meets a URL limit
  * and SigV4 signs the body like any other.
  */
-import * as z from 'zod';
+import * as z from '../zod.ts';
 import { type MetricsHttp, MetricsStoreError } from './http.ts';
 
 /** One series: its labels and its points as the store wrote them. */

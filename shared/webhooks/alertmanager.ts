@@ -22,7 +22,6 @@
  */
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import * as z from 'zod';
 import {
   type Db,
   query,
@@ -31,6 +30,7 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
+import * as z from '../zod.ts';
 import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
 
@@ -43,7 +43,10 @@ export const HOST_LABELS = ['host', 'hostname', 'node', 'instance'] as const;
 const MAX_DETAIL = 2048;
 const MAX_TITLE = 256;
 
-const labelMap = z.record(z.string().max(317), z.string().max(64 * 1024));
+const labelMap = z.record(
+  z.string().check(z.maxLength(317)),
+  z.string().check(z.maxLength(64 * 1024)),
+);
 const time = z.iso.datetime({
   offset: true,
   error: 'must be an RFC 3339 time',
@@ -51,23 +54,25 @@ const time = z.iso.datetime({
 
 const alertSchema = z.object({
   status: z.enum(['firing', 'resolved']),
-  labels: labelMap.default({}),
-  annotations: labelMap.default({}),
+  labels: z._default(labelMap, {}),
+  annotations: z._default(labelMap, {}),
   startsAt: time,
-  endsAt: time.nullish(),
-  fingerprint: z.string().max(64).nullish(),
+  endsAt: z.nullish(time),
+  fingerprint: z.nullish(z.string().check(z.maxLength(64))),
 });
 
 export const alertmanagerPayloadSchema = z.object({
-  version: z.string().max(16).nullish(),
-  groupKey: z.string().min(1).max(8192),
+  version: z.nullish(z.string().check(z.maxLength(16))),
+  groupKey: z.string().check(z.minLength(1), z.maxLength(8192)),
   status: z.enum(['firing', 'resolved']),
-  receiver: z.string().max(1024).nullish(),
-  alerts: z.array(alertSchema).min(1, { error: 'must hold an alert' }),
-  groupLabels: labelMap.default({}),
-  commonLabels: labelMap.default({}),
-  commonAnnotations: labelMap.default({}),
-  truncatedAlerts: z.number().int().nonnegative().nullish(),
+  receiver: z.nullish(z.string().check(z.maxLength(1024))),
+  alerts: z
+    .array(alertSchema)
+    .check(z.minLength(1, { error: 'must hold an alert' })),
+  groupLabels: z._default(labelMap, {}),
+  commonLabels: z._default(labelMap, {}),
+  commonAnnotations: z._default(labelMap, {}),
+  truncatedAlerts: z.nullish(z.int().check(z.nonnegative())),
 });
 
 export type AlertmanagerPayload = z.output<typeof alertmanagerPayloadSchema>;

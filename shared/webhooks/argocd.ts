@@ -19,11 +19,11 @@
  * trigger, revision and finish time) is stored once.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { type Db, queryMaybeOne, queryOne } from '../db/pool.ts';
 import { UnprocessableError } from '../errors.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import { stripRepoUrlUserinfo } from '../wire/repo-url.ts';
+import * as z from '../zod.ts';
 import { parseWebhookBody } from './body.ts';
 import type { WebhookSource } from './sources.ts';
 
@@ -43,55 +43,59 @@ const MAX_MESSAGE = 2048;
  */
 const NO_OPERATION_REPLAY_WINDOW_MS = 5 * 60_000;
 
-const str = (max: number) => z.string().max(max);
-const optional = (max: number) => str(max).nullish();
-const time = z.iso
-  .datetime({ offset: true, error: 'must be an RFC 3339 time' })
-  .nullish();
+const str = (max: number) => z.string().check(z.maxLength(max));
+const optional = (max: number) => z.nullish(str(max));
+const time = z.nullish(
+  z.iso.datetime({ offset: true, error: 'must be an RFC 3339 time' }),
+);
 
 const resourceSchema = z.object({
   group: optional(253),
-  kind: str(128).min(1),
+  kind: str(128).check(z.minLength(1)),
   namespace: optional(63),
-  name: str(253).min(1),
+  name: str(253).check(z.minLength(1)),
   status: optional(64),
-  message: z.string().nullish(),
+  message: z.nullish(z.string()),
 });
 
 export const argocdNotificationSchema = z.object({
-  trigger: str(128).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, {
-    error: 'must be a trigger name such as on-sync-succeeded',
-  }),
-  app: str(253).min(1),
+  trigger: str(128).check(
+    z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, {
+      error: 'must be a trigger name such as on-sync-succeeded',
+    }),
+  ),
+  app: str(253).check(z.minLength(1)),
   app_namespace: optional(63),
   project: optional(253),
   destination: z.object(
     {
       server: optional(2048),
       name: optional(253),
-      namespace: str(63).min(1, { error: 'required' }).nullish(),
+      namespace: z.nullish(
+        str(63).check(z.minLength(1, { error: 'required' })),
+      ),
     },
     { error: 'required' },
   ),
   repo_url: optional(2048),
   sync_status: optional(64),
   health_status: optional(64),
-  operation: z
-    .object({
+  operation: z.nullish(
+    z.object({
       phase: optional(64),
       started_at: time,
       finished_at: time,
-      message: z.string().nullish(),
+      message: z.nullish(z.string()),
       revision: optional(256),
-      initiated_by: z
-        .object({
+      initiated_by: z.nullish(
+        z.object({
           username: optional(253),
-          automated: z.boolean().nullish(),
-        })
-        .nullish(),
-      resources: z.array(resourceSchema).nullish(),
-    })
-    .nullish(),
+          automated: z.nullish(z.boolean()),
+        }),
+      ),
+      resources: z.nullish(z.array(resourceSchema)),
+    }),
+  ),
 });
 
 export type ArgocdNotification = z.output<typeof argocdNotificationSchema>;

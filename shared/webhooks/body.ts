@@ -8,11 +8,11 @@
  * sender fills (Alertmanager's labels and annotations) is written `<key>`,
  * so a 422 cannot carry text the sender chose back into a response or a log.
  */
-import type { z } from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { unstorableText } from '../wire/storable-text.ts';
+import type * as z from '../zod.ts';
 
-export function parseWebhookBody<S extends z.ZodType>(
+export function parseWebhookBody<S extends z.ZodMiniType>(
   schema: S,
   body: unknown,
 ): z.output<S> {
@@ -40,18 +40,18 @@ export const SENDER_KEY = '<key>';
 /** The parts of a zod 4 schema's definition this walk reads. */
 interface SchemaDef {
   type: string;
-  shape?: Record<string, z.ZodType>;
-  element?: z.ZodType;
-  valueType?: z.ZodType;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
+  shape?: Record<string, z.core.$ZodType>;
+  element?: z.core.$ZodType;
+  valueType?: z.core.$ZodType;
+  innerType?: z.core.$ZodType;
+  in?: z.core.$ZodType;
 }
 
-const defOf = (schema: z.ZodType | undefined): SchemaDef | undefined =>
+const defOf = (schema: z.core.$ZodType | undefined): SchemaDef | undefined =>
   (schema as { _zod?: { def: SchemaDef } } | undefined)?._zod?.def;
 
 /** Past the wrappers (optional, nullable, default, pipe…) to the shape. */
-function unwrap(schema: z.ZodType | undefined): SchemaDef | undefined {
+function unwrap(schema: z.core.$ZodType | undefined): SchemaDef | undefined {
   let def = defOf(schema);
   for (let depth = 0; def && depth < 16; depth++) {
     const inner = def.innerType ?? def.in;
@@ -67,11 +67,11 @@ function unwrap(schema: z.ZodType | undefined): SchemaDef | undefined {
  * does not know) as {@link SENDER_KEY}.
  */
 export function fieldName(
-  schema: z.ZodType,
+  schema: z.core.$ZodType,
   path: readonly PropertyKey[],
 ): string {
   const parts: string[] = [];
-  let current: z.ZodType | undefined = schema;
+  let current: z.core.$ZodType | undefined = schema;
   for (const segment of path) {
     const def = unwrap(current);
     if (

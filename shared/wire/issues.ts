@@ -2,7 +2,7 @@
  * How a refusal names what is wrong with a message: each issue as
  * `path: rule`, short, naming the field and the rule, never the value.
  */
-import type { ZodError, z } from 'zod';
+import type { z } from 'zod';
 
 const EXPECTED: Record<string, string> = {
   string: 'a string',
@@ -87,7 +87,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
  * The first `max` issues as `path: rule`, joined by "; ", with a count of the
  * rest: `workloads[3].replicas_desired: expected an integer (+2 more)`.
  */
-export function formatIssues(error: ZodError, max = 5): string {
+export function formatIssues(error: z.core.$ZodError, max = 5): string {
   return formatIssueList(error.issues, max);
 }
 

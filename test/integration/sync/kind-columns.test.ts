@@ -4,7 +4,6 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 import { query } from '../../../shared/db/pool.ts';
 import * as records from '../../../shared/inventory/records.ts';
 import {
@@ -13,10 +12,11 @@ import {
   type KindDefinition,
   type KindKey,
 } from '../../../shared/sync/kinds.ts';
+import type * as z from '../../../shared/zod.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 /** The record each kind's list renders. */
-const RECORD_OF: Record<KindKey, z.ZodObject> = {
+const RECORD_OF: Record<KindKey, z.ZodMiniObject> = {
   nodes: records.nodeRecord,
   namespaces: records.namespaceRecord,
   workloads: records.workloadRecord,
