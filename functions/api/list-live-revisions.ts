@@ -1,5 +1,7 @@
 /** GET /api/v1/clusters/{clusterID}/live/revisions: a workload's rollout history, read now through the cluster's agent. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
-import { listLiveRevisions } from '../../shared/live/route.ts';
+import { connectLiveNats, listLiveRevisions } from '../../shared/live/route.ts';
 
-export const handler = apiHandler('list-live-revisions', listLiveRevisions);
+export const handler = apiHandler('list-live-revisions', listLiveRevisions, {
+  startEarly: connectLiveNats,
+});

@@ -129,6 +129,11 @@ export class ApiStack extends Stack {
     const environment: Record<string, string> = {
       JWT_ISSUER: issuer.valueAsString,
       JWT_AUDIENCE: audience.valueAsString,
+      // One connection: an instance serves one request at a time, and the
+      // reads a request runs side by side (a list's page and its count)
+      // would otherwise open a second connection on a cold start, a second
+      // TLS handshake and login through the proxy, to save a round trip.
+      DATABASE_POOL_MAX: '1',
     };
 
     // The operator's secret, the one the bridge reads (README, deploy).

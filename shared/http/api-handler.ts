@@ -86,9 +86,12 @@ export type ApiFunction<R extends RouteDefinition = RouteDefinition> = (
 
 /**
  * The glue between one route and its domain functions. Each lives in its
- * domain folder's `route.ts`, named after the route in camelCase
- * (`list-cluster-changes` → `listClusterChanges`), and its entry file is
- * `export const handler = apiHandler('<route>', <function>)`.
+ * domain folder's `route.ts` (or a `<part>-route.ts` beside it, where one
+ * route must not load the others' code: the live-read audit trail),
+ * named after the route in camelCase (`list-cluster-changes` →
+ * `listClusterChanges`), and its entry file is
+ * `export const handler = apiHandler('<route>', <function>)`, with the
+ * options a route needs (the live reads' `startEarly`).
  */
 export type RouteFunction<N extends RouteName> = ApiFunction<RouteNamed<N>>;
 
@@ -253,16 +256,32 @@ function authenticatesItself(route: RouteDefinition): boolean {
   return access.shape === 'public' && access.authenticatedBy !== 'nothing';
 }
 
+export interface ApiHandlerOptions {
+  /**
+   * Started as each request arrives, before the access checks, and not
+   * awaited: opens a connection the route goes on to use (the live reads'
+   * NATS), so that on a cold start it opens while the caller's grants are
+   * read instead of after. It must not fail (a failure is the route's to
+   * report when it uses the connection) and must send nothing anywhere.
+   */
+  startEarly?: () => unknown;
+}
+
 /** The Lambda handler of the route table entry `routeName`. */
 export function apiHandler<N extends RouteName>(
   routeName: N,
   fn: ApiFunction<RouteNamed<N>>,
+  options: ApiHandlerOptions = {},
 ) {
   // Fails the cold start (and the tests) instead of serving an unlisted route.
   const route = routeNamed(routeName);
+  const { startEarly } = options;
   return middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(observed())
     .use(httpErrors())
+    .before(() => {
+      startEarly?.();
+    })
     .use(authorize(route))
     .handler(async (event, context) => {
       const { authorized } = context;

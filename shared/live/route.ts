@@ -1,17 +1,26 @@
 /**
- * The live routes' glue, once the route table's access checks passed and
- * the query was read: one live read with the process's NATS connection, or
- * a page of the audit trail.
+ * The live reads' glue, once the route table's access checks passed and
+ * the query was read: one live read with the process's NATS connection.
+ * The audit trail's route is audit-route.ts, so that its function's bundle
+ * holds no NATS client.
  */
 import type { AccessContext } from '../auth/access.ts';
 import type { ClusterRecord } from '../clusters/repo.ts';
 import type { Db } from '../db/pool.ts';
 import type { RouteFunction } from '../http/api-handler.ts';
-import { pagingOf } from '../http/paging.ts';
 import type { JsonText } from '../http/response.ts';
-import { AUDIT_DEFAULT_PER_PAGE, listAudit } from './audit.ts';
 import { getLiveNats } from './nats.ts';
 import { type LiveReadQuery, readLive } from './read.ts';
+
+/**
+ * Opens the process's NATS connection (its secret, the client, the
+ * handshake) without waiting for it: apiHandler's `startEarly`, so a cold
+ * live read connects while the caller's grants are read. Never fails: a
+ * connection that cannot be had is the read's 503 when it asks.
+ */
+export function connectLiveNats(): void {
+  void getLiveNats();
+}
 
 /** One live read by the caller of the cluster's agent. */
 async function liveRead(
@@ -35,24 +44,3 @@ export const listLiveRevisions: RouteFunction<'list-live-revisions'> = (
 
 export const getLiveLogs: RouteFunction<'get-live-logs'> = (request) =>
   liveRead(request, { route: 'logs', query: request.query });
-
-/** GET /api/v1/audit/live-reads within the caller's audit:read scope. */
-export const listLiveReadAudit: RouteFunction<'list-live-read-audit'> = async ({
-  db,
-  scope,
-  query,
-}) => {
-  const page = await listAudit(
-    db,
-    scope,
-    {
-      user: query.user,
-      clusterId: query.cluster_id,
-      route: query.route,
-      from: query.from,
-      to: query.to,
-    },
-    pagingOf(query, AUDIT_DEFAULT_PER_PAGE),
-  );
-  return { data: page.items, meta: page.meta };
-};
