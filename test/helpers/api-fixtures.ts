@@ -257,16 +257,33 @@ export function insertGrant(
 export const GiB = 1024 ** 3;
 export const MiB = 1024 ** 2;
 
+/** A client, one environment of it and one cluster there, each by name. */
+export async function insertClientCluster(
+  db: Db,
+  names: { client: string; environment: string; cluster: string },
+): Promise<{ clientId: string; environmentId: string; clusterId: string }> {
+  const clientId = await insertClient(db, names.client);
+  const environmentId = await insertEnvironment(
+    db,
+    clientId,
+    names.environment,
+  );
+  const clusterId = await insertCluster(db, {
+    clientId,
+    environmentId,
+    name: names.cluster,
+  });
+  return { clientId, environmentId, clusterId };
+}
+
 /** A cluster of its own (client acme, environment prod) and a logs read's audit entry on it. */
 export async function insertAuditedCluster(
   db: Db,
 ): Promise<Parameters<typeof insertAudit>[1]> {
-  const clientId = await insertClient(db, 'acme');
-  const environmentId = await insertEnvironment(db, clientId, 'prod');
-  const clusterId = await insertCluster(db, {
-    clientId,
-    environmentId,
-    name: 'c1',
+  const { clientId, environmentId, clusterId } = await insertClientCluster(db, {
+    client: 'acme',
+    environment: 'prod',
+    cluster: 'c1',
   });
   return {
     requestId: randomUUID(),

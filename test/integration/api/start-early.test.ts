@@ -11,9 +11,7 @@ import { setDb } from '../../../shared/db/process-pool.ts';
 import { apiHandler } from '../../../shared/http/api-handler.ts';
 import { routeNamed } from '../../../shared/http/routes.ts';
 import {
-  insertClient,
-  insertCluster,
-  insertEnvironment,
+  insertClientCluster,
   insertGrant,
 } from '../../helpers/api-fixtures.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -49,17 +47,12 @@ describe('apiHandler startEarly', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const clientId = await insertClient(database.db, 'acme');
-    const environmentId = await insertEnvironment(
-      database.db,
-      clientId,
-      'prod',
-    );
-    clusterId = await insertCluster(database.db, {
-      clientId,
-      environmentId,
-      name: 'current',
-    });
+    let clientId: string;
+    ({ clientId, clusterId } = await insertClientCluster(database.db, {
+      client: 'acme',
+      environment: 'prod',
+      cluster: 'current',
+    }));
     await insertGrant(database.db, {
       email: OPERATOR,
       role: 'operator',
