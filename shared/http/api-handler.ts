@@ -1,8 +1,9 @@
 /**
  * The middleware stack of every API function (`functions/api/<name>.ts`):
- * observed (tracer, logger context, metrics: shared/observability/
- * middleware.ts) → errors → authorize (by the route table entry's access)
- * → query → handler.
+ * observed (logger context, metrics: shared/observability/middleware.ts;
+ * no Tracer, shared/observability/tracer.ts says why) → errors → the
+ * route's `startEarly`, if any → authorize (by the route table entry's
+ * access) → query → handler.
  *
  * - authorize: unless the route is public, the verified JWT claims (AWS:
  *   the HTTP API's authorizer; locally: infra/local/api-server.ts) become an
