@@ -65,11 +65,12 @@ export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresHandle> {
   const dataDir = resolve(options.dataDir);
-  await refuseOtherMajor(dataDir, (await packageNative()).version);
+  const native = await packageNative();
+  await refuseOtherMajor(dataDir, native.version);
   await mkdir(dirname(dataDir), { recursive: true });
   const handle =
     process.getuid?.() === 0
-      ? await startAsPostgresUser({ ...options, dataDir })
+      ? await startAsPostgresUser({ ...options, dataDir }, native)
       : await startWithPackage({ ...options, dataDir });
   await waitForConnections(handle.url);
   return handle;
@@ -175,11 +176,11 @@ async function copyOwned(from: string, to: string, ids: Ids): Promise<void> {
 
 async function startAsPostgresUser(
   options: EmbeddedPostgresOptions,
+  native: { dir: string; version: string },
 ): Promise<EmbeddedPostgresHandle> {
   const notice = options.onNotice ?? ((line) => console.info(line));
   const log = options.onLog ?? (() => {});
   const ids = await postgresUser();
-  const native = await packageNative();
   const inPlace =
     (await traversable(native.dir, ids)) &&
     (await traversable(dirname(options.dataDir), ids));

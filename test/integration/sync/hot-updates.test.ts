@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncInventory } from '../../../shared/sync/sync.ts';
 import { generateInventory } from '../../fixtures/generate.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
 
 describe('HOT updates of the kinds that move at every resync', () => {
@@ -60,20 +61,17 @@ describe('HOT updates of the kinds that move at every resync', () => {
       'select pg_current_xact_id()::text as xid',
     );
     const marker = rows[0]?.xid;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { rows: done } = await db.db.query<{ ended: boolean }>(
-        'select pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 as ended',
-        [marker],
-      );
-      if (done[0]?.ended) return;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `a transaction older than ${marker} still runs after 60 s`,
+    await eventually(
+      `every transaction older than ${marker} to end`,
+      async () => {
+        const { rows: done } = await db.db.query<{ ended: boolean }>(
+          'select pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 as ended',
+          [marker],
         );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+        return done[0]?.ended;
+      },
+      60_000,
+    );
   }
 
   /**
