@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Queryable } from '../shared/db/pool.ts';
+import { hostSpeedMs } from './host-speed.ts';
 
 export interface Target {
   /** Met when the figure is at most this. */
@@ -44,6 +45,12 @@ export interface Machine {
   postgres?: string;
   /** 1, 5 and 15-minute load averages at the end of the run. */
   loadAverage: number[];
+  /**
+   * The host-speed probe's reading at the end of the run, in ms
+   * (bench/host-speed.ts; lower is faster). Absent in files written before
+   * it was recorded.
+   */
+  hostSpeedMs?: number;
 }
 
 export interface BenchResults {
@@ -115,6 +122,7 @@ export async function machine(db?: Queryable): Promise<Machine> {
     node: process.version,
     ...(postgres ? { postgres } : {}),
     loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
+    hostSpeedMs: hostSpeedMs(),
   };
 }
 

@@ -199,6 +199,7 @@ export function machineText(r: BenchResults): string {
     m.postgres ? `PostgreSQL ${m.postgres.split(' ')[0]}` : undefined,
     `Node ${m.node}`,
     `load ${m.loadAverage[0] ?? '?'}`,
+    m.hostSpeedMs === undefined ? undefined : `probe ${m.hostSpeedMs} ms`,
   ]
     .filter(Boolean)
     .join(', ');
@@ -413,7 +414,10 @@ export function renderSloPage({ results, history }: PageInput): string {
     "function's figures are in `bench/results/coldstart.json` and `bench/coldstart-results.md`.",
     'The machine column ends with the 1-minute load average when the run ended: above the number of',
     'CPUs, the machine was shared with other work and wall-clock figures (latencies, rates) are',
-    'inflated; CPU-time figures and ratios measured side by side move less.',
+    'inflated; CPU-time figures and ratios measured side by side move less. Then the host-speed',
+    "probe (`bench/host-speed.ts`): a fixed workload's time as the run ended, which also sees what",
+    'the load average cannot, a neighbour on the same physical CPU. Lower is faster; compare a',
+    'figure with an earlier one only when their probes are close (runs written before it have none).',
     '',
     ...table,
     '',

@@ -22,11 +22,13 @@ import {
   type GraphMeasured,
   graphFigures,
 } from '../../../bench/graph-figures.ts';
-import type { BenchResults } from '../../../bench/results.ts';
+import { hostSpeedMs, probeWorkload } from '../../../bench/host-speed.ts';
+import { type BenchResults, machine } from '../../../bench/results.ts';
 import {
   freshness,
   gitHistory,
   loadAllResults,
+  machineText,
   renderSloPage,
 } from '../../../bench/slo-page.ts';
 
@@ -405,6 +407,25 @@ describe('renderSloPage', () => {
     expect(perRow.slice(0, perRow.indexOf('| pods |'))).toContain(
       '**stale: 1 later commit',
     );
+  });
+});
+
+describe('the host-speed probe', () => {
+  it('does the same work on every pass, and is recorded with the machine', async () => {
+    expect(probeWorkload()).toBe(probeWorkload());
+    const reading = hostSpeedMs();
+    expect(reading).toBeGreaterThan(0);
+    expect(Number.isFinite(reading)).toBe(true);
+    expect((await machine()).hostSpeedMs).toBeGreaterThan(0);
+  });
+
+  it('ends the machine column; a file written before it has none', () => {
+    const probed = results('api');
+    probed.machine.hostSpeedMs = 41.5;
+    expect(machineText(probed)).toBe(
+      '2 × Test CPU, 24 GiB, PostgreSQL 15.20, Node v22.0.0, load 1.5, probe 41.5 ms',
+    );
+    expect(machineText(results('api'))).not.toContain('probe');
   });
 });
 
