@@ -7,12 +7,16 @@
  * does not see a neighbour on the same physical CPU, this does. Beside each
  * result it tells a slow hour from a slower build: compare a figure with an
  * earlier one only when their probes are close. Lower is faster; it
- * compares runs on one host, not hosts.
+ * compares runs on one host, not hosts. It is a reading as the run ends,
+ * not over the run: the host's speed moves within seconds too (passes of
+ * 21–40 ms over 15 s of a quiet minute), so it tells a slow hour from a
+ * fast one, not a run's exact speed. A sampler during the run was rejected:
+ * on two cores it would time the bench's own load, not the host.
  */
 import { createHash } from 'node:crypto';
 
-/** Timed runs; the reading is their median. */
-const RUNS = 5;
+/** Timed passes (about half a second in all); the reading is their median. */
+const RUNS = 15;
 const ROWS = 20_000;
 
 interface Row {
