@@ -11,7 +11,10 @@
  *    and 8 ms (30-day workload view), deploys 5.6 ms, alerts about 20 ms
  *    (30 days);
  * 2. the timeline read's p50/p99 under 8 concurrent callers (target: p99
- *    within 100 ms);
+ *    within 100 ms), after a warm-up of five reads a caller, as the API
+ *    bench warms each route: the first read on each of the pool's fresh
+ *    backends loads its catalog caches and plans the statement cold
+ *    (tens of ms on PostgreSQL 16), and 8 of 400 reads are the p99;
  * 3. Argo CD notifications a webhook source accepts per second through the
  *    local API server's webhook route (target: 200/s), from 8 keep-alive
  *    node:http senders in this process.
@@ -213,26 +216,34 @@ await explain(
 console.log(
   `\ntimeline read, ${REQUESTS} reads from ${CONCURRENCY} concurrent callers:`,
 );
-const latencies: number[] = [];
-let next = 0;
 const views: WhatChangedQuery[] = [
   { kinds: ALL_KINDS, ...window(7) },
   { kinds: ALL_KINDS, namespace: 'ns-3', ...window(30) },
   { kinds: ['Deployment'], namespace: 'ns-3', workload: 'w-3', ...window(30) },
 ];
+
+/** `count` reads of the views in turn from CONCURRENCY callers; their times. */
+async function readConcurrently(count: number): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) {
+        const view = views[next++ % views.length] as WhatChangedQuery;
+        const t = performance.now();
+        await whatChanged(db, view);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return latencies;
+}
+
+await readConcurrently(CONCURRENCY * 5);
 const started = performance.now();
 const readCpu = process.cpuUsage();
 const readServerCpu = await postgresCpuMs(db);
-await Promise.all(
-  Array.from({ length: CONCURRENCY }, async () => {
-    while (next < REQUESTS) {
-      const view = views[next++ % views.length] as WhatChangedQuery;
-      const t = performance.now();
-      await whatChanged(db, view);
-      latencies.push(performance.now() - t);
-    }
-  }),
-);
+const latencies = await readConcurrently(REQUESTS);
 const p99 = percentile(latencies, 99);
 const readCpuUsed = cpuPer(readCpu, REQUESTS);
 const readServerCpuUsed = serverCpuPer(
