@@ -548,7 +548,7 @@ for (const b of bills) {
 }
 const inputs = (name: string, r: BenchResults | undefined) =>
   r
-    ? `- \`bench/results/${name}.json\`: \`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, commit ${r.commit.slice(0, 7)}, load ${r.machine.loadAverage[0]}`
+    ? `- \`bench/results/${name}.json\`: \`${r.command}\`, ${r.date.slice(0, 16).replace('T', ' ')} UTC, commit ${r.commit.slice(0, 7)}, load ${r.machine.loadAverage[0]}${r.machine.hostSpeedMs === undefined ? '' : `, probe ${r.machine.hostSpeedMs} ms`}`
     : `- \`bench/results/${name}.json\`: missing (assumed figures used instead)`;
 page.push(
   '## Inputs',
