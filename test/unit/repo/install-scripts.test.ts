@@ -11,15 +11,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../../../infra/paths.ts';
 
-interface LockPackage {
-  version?: string;
-  hasInstallScript?: boolean;
-}
-
 const lock = JSON.parse(
   readFileSync(fromRoot('package-lock.json'), 'utf8'),
 ) as {
-  packages: Record<string, LockPackage>;
+  packages: Record<string, { hasInstallScript?: boolean }>;
 };
 const manifest = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as {
   allowScripts?: Record<string, boolean>;
