@@ -223,6 +223,14 @@ export class TransactionTimeoutError extends Error {
   }
 }
 
+/** A statement sent on a transaction's client after the transaction ended. */
+export class TransactionEndedError extends Error {
+  constructor() {
+    super('the transaction has ended: no statement may run on its client');
+    this.name = 'TransactionEndedError';
+  }
+}
+
 /**
  * Runs `fn` in one transaction on one client: COMMIT on success, ROLLBACK on
  * any error (and on the deadline), release in all cases.
@@ -235,6 +243,12 @@ export async function withTransaction<T>(
   const client = await db.connect();
   let broken = false;
   let timer: NodeJS.Timeout | undefined;
+  // The work holds the client through a guard that refuses every statement
+  // once the transaction has ended. After the deadline the abandoned work
+  // keeps running: its next statement would follow the ROLLBACK and run,
+  // and commit, on its own; after the end, the client may be another's.
+  let ended = false;
+  const tx = endingWith(client, () => ended);
   // A server that ends the session between two statements (a failover, an
   // administrator's pg_terminate_backend) makes the checked-out client emit
   // 'error', which would crash the process with no listener: the pool only
@@ -265,17 +279,17 @@ export async function withTransaction<T>(
     await client.query(
       calls.length === 0 ? 'BEGIN' : `BEGIN; SELECT ${calls.join(', ')}`,
     );
-    const work = fn(client);
+    const work = fn(tx);
     const result =
       timeoutMs === undefined
         ? await work
         : await Promise.race([
             work,
             new Promise<never>((_, reject) => {
-              timer = setTimeout(
-                () => reject(new TransactionTimeoutError(timeoutMs)),
-                timeoutMs,
-              );
+              timer = setTimeout(() => {
+                ended = true;
+                reject(new TransactionTimeoutError(timeoutMs));
+              }, timeoutMs);
             }),
           ]);
     await client.query('COMMIT');
@@ -294,8 +308,27 @@ export async function withTransaction<T>(
     }
     throw translateDbError(error);
   } finally {
+    ended = true;
     if (timer) clearTimeout(timer);
     client.removeListener('error', onLost);
     client.release(broken);
   }
+}
+
+/**
+ * `client` as the work sees it: the same client, whose `query` throws
+ * TransactionEndedError once `isEnded()`; everything else is the client's.
+ */
+function endingWith(client: Tx, isEnded: () => boolean): Tx {
+  const query = (...args: unknown[]) => {
+    if (isEnded()) throw new TransactionEndedError();
+    return (client.query as (...a: unknown[]) => unknown)(...args);
+  };
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === 'query') return query;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
