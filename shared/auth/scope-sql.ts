@@ -40,3 +40,20 @@ export function scopeCondition(
   }
   return parts.length === 0 ? 'false' : `(${parts.join(' or ')})`;
 }
+
+/**
+ * `exists (the stored cluster, inside scope)`: the second wall a read of a
+ * cluster's rows carries besides the route's access check, so a read
+ * handed the wrong cluster, or a caller's narrower scope, reads nothing.
+ */
+export function clusterInScope(
+  params: SqlParams,
+  clusterId: string,
+  scope: Scope,
+): string {
+  const condition = scopeCondition(scope, params, {
+    client: 'c.client_id',
+    environment: 'c.environment_id',
+  });
+  return `exists (select 1 from clusters c where c.id = ${params.add(clusterId)} and ${condition})`;
+}

@@ -45,7 +45,7 @@ export function historyEventsReader(
         to: BigInt(request.to.getTime()) * NS_PER_MS,
         limit: request.limit,
       },
-      { clusterId: request.cluster.id, ...ctx },
+      { clusterId: request.cluster.id, wall: request.scope, ...ctx },
     );
     return {
       events: timeline.events.map((e) => ({

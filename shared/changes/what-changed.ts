@@ -20,7 +20,7 @@
  */
 
 import type { Scope } from '../auth/access.ts';
-import { scopeCondition } from '../auth/scope-sql.ts';
+import { clusterInScope } from '../auth/scope-sql.ts';
 import { SqlParams } from '../db/params.ts';
 import { type Queryable, query } from '../db/pool.ts';
 import { ValidationError } from '../errors.ts';
@@ -178,6 +178,8 @@ export interface TimelineEvent {
 
 export interface TimelineEventsRequest {
   cluster: TimelineCluster;
+  /** The caller's scope for the events' permission (the second wall). */
+  scope: Scope;
   namespace?: string | undefined;
   /** Only the workload's own events and its ReplicaSets' and pods'. */
   workload?: string | undefined;
@@ -270,7 +272,14 @@ export async function readWhatChanged(
   const [stored, events] = await Promise.all([
     readStoredSources(db, input),
     readable.has('events')
-      ? readEvents(input.events, cluster, q, now, input.historyDays)
+      ? readEvents(
+          input.events,
+          cluster,
+          input.scopeFor(SOURCE_PERMISSION.events),
+          q,
+          now,
+          input.historyDays,
+        )
       : undefined,
   ]);
   const { changes, deploys, alerts, shared } = stored;
@@ -467,7 +476,7 @@ async function readStatement(
       name = `gate_${gates.size}`;
       gates.set(permission, name);
       ctes.push(
-        `${name} as (select ${clusterInScope(p, cluster, input.scopeFor(permission))} as inside)`,
+        `${name} as (select ${clusterInScope(p, cluster.id, input.scopeFor(permission))} as inside)`,
       );
     }
     return `(select inside from ${name})`;
@@ -509,19 +518,6 @@ async function readStatement(
     alerts: readable.has('alerts') ? alertItems(byPart.alerts) : undefined,
     shared: withCount ? (byPart.environment[0]?.clusters ?? 0) > 1 : undefined,
   };
-}
-
-/** `exists (the stored cluster, inside the caller's scope)`. */
-function clusterInScope(
-  params: SqlParams,
-  cluster: TimelineCluster,
-  scope: Scope,
-): string {
-  const condition = scopeCondition(scope, params, {
-    client: 'c.client_id',
-    environment: 'c.environment_id',
-  });
-  return `exists (select 1 from clusters c where c.id = ${params.add(cluster.id)} and ${condition})`;
 }
 
 function keep<R>(rows: R[], cap: number): { rows: R[]; truncated: boolean } {
@@ -837,6 +833,7 @@ function alertItems(rows: StoredRow[]): SourceRead {
 async function readEvents(
   reader: TimelineEventsReader,
   cluster: TimelineCluster,
+  scope: Scope,
   q: WhatChangedQuery,
   now: Date,
   historyDays: number,
@@ -859,6 +856,7 @@ async function readEvents(
   try {
     result = await reader({
       cluster,
+      scope,
       namespace: q.namespace,
       workload: q.workload,
       kinds: q.kinds,

@@ -25,7 +25,10 @@
  *   events_backend_timeout; never an empty list.
  * - Messages are secret-sanitized again on the way out.
  */
+import type { Scope } from '../auth/access.ts';
+import { clusterInScope } from '../auth/scope-sql.ts';
 import { sqlStateOf } from '../db/errors.ts';
+import { SqlParams } from '../db/params.ts';
 import type { Db } from '../db/pool.ts';
 import { query, TransactionTimeoutError, withTransaction } from '../db/pool.ts';
 import {
@@ -156,7 +159,7 @@ export interface Timeline {
 // values, so each read gets the plan of its own filters. The workload
 // filter reads names equal to the workload's or starting with `<name>-`
 // (an index range in "C" order), then keeps the generated name shapes.
-export const READ_TIMELINE = `
+const TIMELINE_ROWS = `
   select content_id as id,
     rtrim(rtrim(to_char(seen_at at time zone 'UTC',
       'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z' as time,
@@ -173,14 +176,39 @@ export const READ_TIMELINE = `
       (involved_name = $9 or (involved_name >= $9 || '-' and involved_name < $9 || '.'))
       and ((involved_kind = any($10::text[]) and involved_name = $9)
         or (involved_kind = 'ReplicaSet' and involved_name ~ $11)
-        or (involved_kind = 'Pod' and involved_name ~ $12))))
+        or (involved_kind = 'Pod' and involved_name ~ $12))))`;
+const TIMELINE_ORDER = `
   order by seen_at desc, content_id desc
   limit $13`;
+export const READ_TIMELINE = `${TIMELINE_ROWS}${TIMELINE_ORDER}`;
+
+/**
+ * The statement and its values for `q` on one cluster; with a `wall`, the
+ * rows are read only while the cluster is inside that scope (what changed's
+ * second wall: its other sources carry theirs in their own statement).
+ */
+export function timelineStatement(
+  q: TimelineQuery,
+  clusterId: string,
+  wall?: Scope,
+): { text: string; values: unknown[] } {
+  const values = timelineValues(q, clusterId);
+  if (wall === undefined) return { text: READ_TIMELINE, values };
+  const params = new SqlParams();
+  for (const value of values) params.add(value);
+  return {
+    text: `${TIMELINE_ROWS}
+    and ${clusterInScope(params, clusterId, wall)}${TIMELINE_ORDER}`,
+    values: params.values,
+  };
+}
 
 type TimelineRow = TimelineEvent & Record<string, unknown>;
 
 export interface TimelineContext {
   clusterId: string;
+  /** The caller's scope the read must also pass (what changed's second wall). */
+  wall?: Scope;
   /** The cluster's agent version as it reported it (null: none). */
   agentVersion: string | null;
   /** EVENT_HISTORY_DAYS. */
@@ -219,10 +247,9 @@ export async function readTimeline(
   ctx: TimelineContext,
   options: { deadlineMs?: number } = {},
 ): Promise<Timeline> {
-  const values = timelineValues(q, ctx.clusterId);
   const rows = await readOnce(
     db,
-    values,
+    timelineStatement(q, ctx.clusterId, ctx.wall),
     options.deadlineMs ?? READ_DEADLINE_MS,
   );
   const truncated = rows.length > q.limit;
@@ -256,13 +283,13 @@ const DEADLINE_STATES = new Set(['57014', '55P03']);
 /** One attempt, no retry: a slow store is not asked the same query again. */
 async function readOnce(
   db: Db,
-  values: readonly unknown[],
+  statement: { text: string; values: readonly unknown[] },
   deadlineMs: number,
 ): Promise<TimelineRow[]> {
   try {
     return await withTransaction(
       db,
-      (tx) => query<TimelineRow>(tx, READ_TIMELINE, values),
+      (tx) => query<TimelineRow>(tx, statement.text, statement.values),
       { timeoutMs: deadlineMs, settings: READ_SETTINGS },
     );
   } catch (error) {

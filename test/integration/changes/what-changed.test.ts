@@ -540,7 +540,7 @@ describe('the what-changed timeline', () => {
     expect(await view({})).toEqual(['books']);
   });
 
-  it('reads nothing from a source whose scope leaves the cluster out (the second wall), client-wide rows included', async () => {
+  it('reads nothing from a source whose scope leaves the cluster out (the second wall), client-wide rows and events included', async () => {
     // Prepare: one row of each source, pinned and client-wide, all of
     // which the cluster's own scope shows (the client-wide deploy for the
     // namespace the cluster has).
@@ -555,25 +555,53 @@ describe('the what-changed timeline', () => {
     const alert = await alertGroup(9, 'wall', [
       { alertname: 'KubePodCrashLooping', namespace: 'wall' },
     ]);
+    await ensureEventHistoryPartitions(db, 20, NOW);
+    await insertEventHistory(
+      db,
+      w.cluster.id,
+      JSON.stringify([
+        {
+          seen_at: ago(8).toISOString(),
+          namespace: 'wall',
+          involved_kind: 'Pod',
+          involved_name: 'wall-7d9f8c5b4-x2x9k',
+          type: 'Warning',
+          reason: 'BackOff',
+          count: 1,
+          message: 'Back-off restarting failed container',
+        },
+      ]),
+    );
+    const events = historyEventsReader(db, {
+      agentVersion: 'v0.9.0',
+      historyDays: HISTORY_DAYS,
+      now: NOW,
+    });
     const ids = [
       `deploy:${pinned}`,
       `deploy:${clientWide}`,
       `change:${recorded}`,
       `alert:${alert}`,
     ];
-    const inScope = await read(w.cluster);
+    const inScope = await read(w.cluster, {}, { events });
 
     // Act: the same read with a scope of another client only.
     const outside = await read(
       w.cluster,
       {},
       {
+        events,
         scope: { ...everyone, clientIds: [OTHER_CLIENT] },
       },
     );
 
     // Assess
     expect(inScope.items.map((i) => i.id)).toEqual(expect.arrayContaining(ids));
+    expect(
+      inScope.items.filter(
+        (i) => i.kind === 'event' && i.object_name === 'wall-7d9f8c5b4-x2x9k',
+      ),
+    ).toHaveLength(1);
     expect(outside.items).toEqual([]);
     expect(outside.truncated).toEqual({
       changes: false,
