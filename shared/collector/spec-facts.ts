@@ -33,8 +33,12 @@ import {
 } from './k8s.ts';
 import { canonicalQuantity } from './quantity.ts';
 
-/** Bump on any change to how facts are normalized (spec: facts_version). */
-export const FACTS_VERSION = 1;
+/**
+ * Bump on any change to how facts are normalized (spec: facts_version): the
+ * backend takes facts of another version as a new baseline, not as changes.
+ * 2: a blueGreen Rollout's maxUnavailable is read.
+ */
+export const FACTS_VERSION = 2;
 
 function resources(amounts: K8sObject): ResourceFacts | undefined {
   const cpu = canonicalQuantity(amounts?.cpu);
@@ -132,6 +136,8 @@ function strategyFacts(
       rolling = spec.strategy.canary;
     } else if (spec?.strategy?.blueGreen) {
       type = 'blueGreen';
+      // maxUnavailable bounds a restart's pods; blueGreen has no maxSurge.
+      rolling = spec.strategy.blueGreen;
     }
   } else if (kind === 'Deployment') {
     type = nonEmpty(spec?.strategy?.type) ?? undefined;

@@ -68,7 +68,7 @@ describe('buildInventory over the captured objects', () => {
           volume_refs: [],
         },
       ],
-      facts_version: 1,
+      facts_version: 2,
     });
     expect(workload?.containers[0]?.limits).toEqual({
       cpu_millicores: 250,
@@ -106,6 +106,22 @@ describe('buildInventory over the captured objects', () => {
     ]).toEqual(['Rollout', 'canary', 'canary']);
     expect(blueGreen?.spec_facts?.strategy?.type).toBe('blueGreen');
     expect(ref?.spec_facts).toBeNull();
+  });
+
+  it("reads a blueGreen Rollout's maxUnavailable as written, as a canary's", () => {
+    // Prepare
+    const objects = objectsOf('rollout-bluegreen-paused-gke.yaml');
+    const rollout = objects.rollouts?.[0];
+    rollout.spec.strategy.blueGreen.maxUnavailable = '10%';
+
+    // Act
+    const facts = built(objects, OPTIONS).workloads?.[0]?.spec_facts;
+
+    // Assess
+    expect(facts?.strategy).toEqual({
+      type: 'blueGreen',
+      max_unavailable: '10%',
+    });
   });
 
   it("sends an Ingress's default backend beside its rule paths; a resource backend with no service", () => {

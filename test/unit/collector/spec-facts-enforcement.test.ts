@@ -222,7 +222,7 @@ describe('spec facts enforcement', () => {
           volume_refs: [],
         },
       ],
-      facts_version: 1,
+      facts_version: 2,
     });
   });
 
