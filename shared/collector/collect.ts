@@ -304,8 +304,11 @@ export function buildInventory(
     }
     return c;
   };
-  for (const pod of allPods ?? []) {
-    nsCounts(pod.metadata.namespace).pods += 1;
+  for (const pod of allPods ?? []) nsCounts(pod.metadata.namespace).pods += 1;
+  // A node's pod count is the node's own fact, which exclusion leaves alone
+  // (nodes are cluster-scoped): every pod scheduled on it counts, as against
+  // its allocatable pods.
+  for (const pod of objects.pods?.filter(hasNamespace) ?? []) {
     const node = nonEmpty(pod.spec?.nodeName);
     if (node) podsPerNode.set(node, (podsPerNode.get(node) ?? 0) + 1);
   }

@@ -158,3 +158,42 @@ describe('namespace exclusion', () => {
     expect(message.collection?.excluded_namespaces).toEqual(['noisy']);
   });
 });
+
+describe("namespace exclusion and a node's facts", () => {
+  it('counts every pod scheduled on a node, an excluded namespace included', () => {
+    // Prepare: five pods on one node, two of them in an excluded namespace.
+    const pod = (namespace: string, name: string): K8sObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace, uid: `${namespace}-${name}` },
+      spec: { nodeName: 'n1', containers: [{ name: 'app', image: 'app:1' }] },
+      status: { phase: 'Running' },
+    });
+    const objects: ClusterObjects = {
+      nodes: [{ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }],
+      namespaces: [
+        { metadata: { name: 'shop' } },
+        { metadata: { name: 'kube-system' } },
+      ],
+      pods: [
+        pod('shop', 'a'),
+        pod('shop', 'b'),
+        pod('shop', 'c'),
+        pod('kube-system', 'dns'),
+        pod('kube-system', 'proxy'),
+      ],
+    };
+
+    // Act
+    const message = buildInventory(objects, {
+      ...OPTIONS,
+      excludeNamespaces: ['kube-system'],
+    }) as unknown as Inventory;
+
+    // Assess: the node is cluster-scoped and unaffected; the pods are not.
+    expect(message.nodes?.map((n) => [n.name, n.pod_count])).toEqual([
+      ['n1', 5],
+    ]);
+    expect(message.pods?.map((p) => p.name)).toEqual(['a', 'b', 'c']);
+  });
+});
