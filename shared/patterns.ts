@@ -30,11 +30,14 @@ export const UUID_PATTERN =
 
 /**
  * An RFC 3339 time with an offset (`Z` or `±hh:mm`), either case of `T` and
- * `Z`. Groups: the seconds-precision part, the fraction's digits, the zone.
- * Whether the date exists is the reader's check (Date.parse rolls over).
+ * `Z`: hours 00–23 (never 24), minutes 00–59, seconds 00–60 (60 is a leap
+ * second, RFC 3339 §5.7), offset hours 00–23 and minutes 00–59. Groups: the
+ * seconds-precision part, the fraction's digits, the zone. Whether the date
+ * exists, and what a leap second reads as, is the reader's check
+ * (parseNanoTime; Date.parse rolls a day over and refuses second 60).
  */
 export const RFC_3339 =
-  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/i;
+  /^(\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60))(?:\.(\d+))?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** A path id that is not a UUID names nothing: callers answer 404. */
 export function isUuid(value: unknown): value is string {

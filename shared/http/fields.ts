@@ -85,25 +85,44 @@ export const integerField = (name: string, min: number, max: number) => {
 };
 
 const NS_PER_MS = 1_000_000n;
+const LAST_NS_OF_SECOND = 999_999_999n;
 
 /**
  * An RFC 3339 time with an offset as nanoseconds since the epoch; undefined
- * if it is not one, names a day that does not exist, or has more than nine
- * fractional digits.
+ * if it is not one (hour 24 included: RFC 3339 hours are 00–23), names a
+ * day that does not exist, or has more than nine fractional digits.
+ *
+ * A leap second (second 60, which RFC 3339 allows) reads as the last
+ * instant of that minute's second 59 (hh:mm:59.999999999), whatever its
+ * fraction: the epoch counts no leap seconds, so this is the latest time
+ * before the next minute, and it keeps the order of the times around it.
+ * Second 60 is taken at any minute, as RFC 3339 lets a reader do without a
+ * leap-second table (and with an offset a leap second falls on any minute).
  */
 export function parseNanoTime(text: string): bigint | undefined {
   const match = RFC_3339.exec(text);
   if (!match) return undefined;
   const [, seconds = '', fraction = '', zone = ''] = match;
   if (fraction.length > 9) return undefined;
-  const ms = Date.parse(`${seconds.toUpperCase()}${zone.toUpperCase()}`);
+  const leap = seconds.endsWith(':60');
+  const second59 = leap ? `${seconds.slice(0, -2)}59` : seconds;
+  const ms = Date.parse(`${second59.toUpperCase()}${zone.toUpperCase()}`);
   if (Number.isNaN(ms)) return undefined;
   // Date.parse rolls 2026-02-30 over to March: refuse what it changed.
   const day = seconds.slice(0, 10);
   if (new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) !== day) {
     return undefined;
   }
-  return BigInt(ms) * NS_PER_MS + BigInt(fraction.padEnd(9, '0'));
+  return (
+    BigInt(ms) * NS_PER_MS +
+    (leap ? LAST_NS_OF_SECOND : BigInt(fraction.padEnd(9, '0')))
+  );
+}
+
+/** Nanoseconds since the epoch as a Date: the millisecond it falls in. */
+function dateOfNanoTime(ns: bigint): Date {
+  const ms = ns / NS_PER_MS;
+  return new Date(Number(ns % NS_PER_MS < 0n ? ms - 1n : ms));
 }
 
 const rfc3339Rule = (name: string) => `${name} must be an RFC 3339 time`;
@@ -126,7 +145,11 @@ export const nanoTimeField = (name: string) =>
     }),
   );
 
-/** An RFC 3339 time with an offset, as a Date (millisecond precision). */
+/**
+ * An RFC 3339 time with an offset, as a Date (millisecond precision, the
+ * millisecond the time falls in): read by parseNanoTime, so a leap second
+ * is hh:mm:59.999.
+ */
 export const timeField = (name: string) =>
   z.pipe(
     z
@@ -134,7 +157,7 @@ export const timeField = (name: string) =>
       .check(
         z.refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name)),
       ),
-    z.transform((v) => new Date(v)),
+    z.transform((v) => dateOfNanoTime(parseNanoTime(v) as bigint)),
   );
 
 /** `field`, with an empty value taken as the parameter's absence. */

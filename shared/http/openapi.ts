@@ -80,10 +80,18 @@ function accessDescription(access: RouteAccess): string {
 
 function queryParameters(query: RouteQuery) {
   const shape = parametersOf(query.schema).shape;
+  const requiredInHandler = query.requiredInHandler ?? [];
+  for (const name of requiredInHandler) {
+    if (!Object.hasOwn(shape, name)) {
+      throw new Error(`requiredInHandler names ${name}, not a parameter`);
+    }
+  }
   return Object.entries(shape).map(([name, field]) => ({
     name,
     in: 'query',
-    required: !(field as z.ZodType).safeParse(undefined).success,
+    required:
+      requiredInHandler.includes(name) ||
+      !(field as z.ZodType).safeParse(undefined).success,
     schema: parameterSchema(field as z.ZodType),
   }));
 }

@@ -108,6 +108,14 @@ export interface RouteQuery<S extends QuerySchema = QuerySchema> {
    * resource lists' q and sort); the others' are `bad_request`.
    */
   readonly invalidParam?: readonly string[];
+  /**
+   * Parameters the route requires though its schema reads them as optional,
+   * because the route refuses their absence itself, after rules that come
+   * first (the metrics route: a filter its query does not take, then
+   * `instant`, then a missing start or end). The API reference lists them
+   * as required.
+   */
+  readonly requiredInHandler?: readonly string[];
 }
 
 /** A route that takes no parameter: any one is a 400 bad_request. */

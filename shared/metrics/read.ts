@@ -6,7 +6,9 @@
  *    "truncated": false, "step_seconds": 60}
  *
  * - Range mode: points fall on multiples of the step (the first at or after
- *   `start`), each covering the step that ends at its time. When a step
+ *   `start`, the last at or before `end`), each covering the step that ends
+ *   at its time. A window holding no multiple of the step has no point, so
+ *   its `series` is [] (the store is not asked). When a step
  *   spans several 1-minute samples (steps above 1m), `avg_value` and
  *   `max_value` are the average and the peak of the query over the step
  *   (a subquery at 1-minute resolution). At 1m, and for the restarts
@@ -92,10 +94,15 @@ export async function readClusterMetrics(
   }
   const step = request.stepSeconds;
   const range = {
-    start: Math.ceil(seconds(request.start) / step) * step,
+    start: firstStepAtOrAfter(request.start, step),
     end: seconds(request.end),
     step,
   };
+  // A window with no multiple of the step in it (step 60 s, 12:00:10 to
+  // 12:00:50) holds no point: its series are [] and the store is not
+  // asked, for it would be asked for start after end (Prometheus refuses
+  // that; VictoriaMetrics moves end and answers a point outside the window).
+  if (range.start > range.end) return ranked([], MAX_RANGE_SERIES, step);
   if (query.perStep || step <= BASE_RESOLUTION_SECONDS) {
     const found = await store.queryRange(promql, range);
     return ranked(gathered(found), MAX_RANGE_SERIES, step);
@@ -147,8 +154,18 @@ async function queryRangeInChunks(
   return [...joined.values()];
 }
 
+/** The time in whole unix seconds, rounded down (a point at or before it). */
 function seconds(time: Date): number {
   return Math.floor(time.getTime() / 1000);
+}
+
+/**
+ * The first multiple of `step` seconds at or after `time`, in unix seconds:
+ * from the milliseconds, so a start of 12:00:00.5 gives 12:01:00, not
+ * 12:00:00 (which is before it).
+ */
+function firstStepAtOrAfter(time: Date, step: number): number {
+  return Math.ceil(time.getTime() / (step * 1000)) * step;
 }
 
 /** The labels as one string: `{a="x",b="y"}`, names sorted, values quoted. */

@@ -597,6 +597,26 @@ describe('GET /api/v1/clusters/{id}/metrics/{query}', () => {
         });
       }
     });
+
+    it('answers series [] for a window holding no step, without asking the store', async () => {
+      // Prepare: every node has a sample at minutes 0 and 1; the window
+      // runs from 10 s to 50 s past minute 0, so no 1-minute step falls in it.
+      const before = asked;
+
+      // Act
+      const response = await get(
+        `${clusterPath}/cpu_by_node?start=${iso(at(0) + 10_000)}&end=${iso(at(0) + 50_000)}`,
+      );
+
+      // Assess
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.data).toEqual({
+        series: [],
+        truncated: false,
+        step_seconds: 60,
+      });
+      expect(asked).toBe(before);
+    });
   });
 
   describe('the store', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../shared/errors.ts';
+import { openApiDocument } from '../../../shared/http/openapi.ts';
+import { resolvedRoutes, routes } from '../../../shared/http/routes.ts';
 import {
   parseMetricsRequest,
   stepForRange,
@@ -153,6 +155,53 @@ describe('metrics parameters', () => {
       'start and end may be at most 30 days apart',
     );
     expect(refusal('cpu_by_node', range(30 * 24 * HOUR))).toBeUndefined();
+  });
+
+  it('refuses a missing start or end only after the filters and instant', () => {
+    // Assess: the 400 names the first rule broken, in the handler's order.
+    expect(refusal('cpu_by_node', 'namespace=shop')?.param).toBe('namespace');
+    expect(refusal('cpu_by_workload', `end=${END}`)?.param).toBe('namespace');
+    expect(refusal('cpu_by_node', 'instant=true')?.param).toBe('instant');
+    expect(refusal('cpu_by_node', '')).toEqual({
+      param: 'start',
+      message: 'start is required',
+    });
+    expect(refusal('cpu_by_node', `start=${END}`)).toEqual({
+      param: 'end',
+      message: 'end is required',
+    });
+  });
+
+  it('is documented with start and end required and the others optional', async () => {
+    // Prepare
+    const table = await resolvedRoutes(
+      routes.filter((route) => route.name === 'get-cluster-metrics'),
+    );
+
+    // Act
+    const document = (await openApiDocument(table)) as {
+      paths: Record<
+        string,
+        { get: { parameters: { name: string; required: boolean }[] } }
+      >;
+    };
+
+    // Assess
+    const operation = document.paths[table[0]?.path ?? '']?.get;
+    expect(
+      Object.fromEntries(
+        (operation?.parameters ?? []).map((p) => [p.name, p.required]),
+      ),
+    ).toEqual({
+      clusterID: true,
+      query: true,
+      start: true,
+      end: true,
+      namespace: false,
+      workload: false,
+      workload_kind: false,
+      instant: false,
+    });
   });
 
   it('reads the filters of a per-workload query', () => {

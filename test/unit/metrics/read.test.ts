@@ -171,6 +171,85 @@ describe('readClusterMetrics', () => {
     ]);
   });
 
+  it.each([
+    ['no minute inside it', '2026-05-01T12:00:10Z', '2026-05-01T12:00:50Z'],
+    [
+      'its only minute before start by half a second',
+      '2026-05-01T12:00:00.500Z',
+      '2026-05-01T12:00:59.999Z',
+    ],
+  ])(
+    'answers series [] without asking the store for a window with %s',
+    async (_, start, end) => {
+      // Prepare: a store that would answer a point had it been asked.
+      const ranges: unknown[] = [];
+      const store: MetricsStore = {
+        queryRange: async (_promql, range) => {
+          ranges.push(range);
+          return [{ labels: { node: 'a' }, points: [[range.start, '1']] }];
+        },
+        queryInstant: async () => [],
+      };
+
+      // Act: under 6 hours, so 1-minute steps.
+      const data = await readClusterMetrics(
+        store,
+        CLUSTER,
+        parseMetricsRequest('cpu_by_node', `start=${start}&end=${end}`),
+      );
+
+      // Assess
+      expect(data).toEqual({ series: [], truncated: false, step_seconds: 60 });
+      expect(ranges).toEqual([]);
+    },
+  );
+
+  it('asks the store from the first step at or after start to end', async () => {
+    // Prepare
+    const ranges: unknown[] = [];
+    const store: MetricsStore = {
+      queryRange: async (_promql, range) => {
+        ranges.push(range);
+        return [];
+      },
+      queryInstant: async () => [],
+    };
+    const minute = (text: string) => Date.parse(text) / 1000;
+
+    // Act: a window holding one minute at its start, one at its end, and
+    // one starting half a second past a minute.
+    for (const qs of [
+      'start=2026-05-01T12:00:00Z&end=2026-05-01T12:00:30Z',
+      'start=2026-05-01T12:00:30Z&end=2026-05-01T12:01:00Z',
+      'start=2026-05-01T12:00:00.500Z&end=2026-05-01T12:02:10Z',
+    ]) {
+      await readClusterMetrics(
+        store,
+        CLUSTER,
+        parseMetricsRequest('cpu_by_node', qs),
+      );
+    }
+
+    // Assess
+    expect(ranges).toEqual([
+      {
+        start: minute('2026-05-01T12:00:00Z'),
+        end: minute('2026-05-01T12:00:30Z'),
+        step: 60,
+      },
+      {
+        start: minute('2026-05-01T12:01:00Z'),
+        end: minute('2026-05-01T12:01:00Z'),
+        step: 60,
+      },
+      {
+        start: minute('2026-05-01T12:01:00Z'),
+        end: minute('2026-05-01T12:02:10Z'),
+        step: 60,
+      },
+    ]);
+  });
+
   it('answers 503 when no store is configured', async () => {
     await expect(
       readClusterMetrics(
