@@ -5,12 +5,14 @@ import { RejectedInventoryError } from '../../../shared/errors.ts';
 import { armFault } from '../../../shared/faults.ts';
 import { KIND_ORDER } from '../../../shared/sync/kinds.ts';
 import {
-  ASSET_STATUS,
   COPY_MIN_ROWS,
   syncInventory,
   UPSERT_CHUNK_ROWS,
 } from '../../../shared/sync/sync.ts';
-import type { Inventory } from '../../../shared/wire/inventory.ts';
+import {
+  type Inventory,
+  parseInventory,
+} from '../../../shared/wire/inventory.ts';
 import { generateInventory, mutateInventory } from '../../fixtures/generate.ts';
 import { realisticInventory } from '../../fixtures/realistic.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -1135,12 +1137,27 @@ describe('syncInventory', () => {
     expect(clusters).toEqual([]);
   });
 
-  it.each(Object.entries(ASSET_STATUS))(
-    'maps cluster status %s to asset status %s',
-    async (clusterStatus, assetStatus) => {
-      // Prepare
-      const inv = small(15);
-      inv.cluster.status = clusterStatus as Inventory['cluster']['status'];
+  // The spec's table (Cluster Status and Asset Status Mapping), written out
+  // rather than read from the code's; an agent that reports no status (the
+  // field left out or null) is a cluster of unknown health.
+  it.each([
+    ['healthy', 'healthy', 'active', 'healthy'],
+    ['degraded', 'degraded', 'degraded', 'degraded'],
+    ['unreachable', 'unreachable', 'unreachable', 'unreachable'],
+    ['unknown', 'unknown', 'active', 'unknown'],
+    ['no status (left out)', 'unknown', 'active', undefined],
+    ['no status (null)', 'unknown', 'active', null],
+  ] as const)(
+    'an agent reporting %s gives cluster status %s and asset status %s',
+    async (_case, clusterStatus, assetStatus, reported) => {
+      // Prepare: the snapshot as sent, then read as the wire reads it.
+      const generated = small(15);
+      const { status: _status, ...cluster } = generated.cluster;
+      const inv = parseInventory({
+        ...generated,
+        cluster:
+          reported === undefined ? cluster : { ...cluster, status: reported },
+      });
 
       // Act
       const { clusterId } = await syncInventory(
