@@ -8,7 +8,11 @@
 
 import type { Node } from 'constructs';
 import * as z from 'zod';
-import { DEFAULT_EVENT_HISTORY_DAYS } from '../shared/config.ts';
+import {
+  DEFAULT_EVENT_HISTORY_DAYS,
+  DEFAULT_EVENT_RETENTION_HOURS,
+  DEFAULT_STALE_CLUSTER_MINUTES,
+} from '../shared/config.ts';
 
 /** The transaction bound the sync handler enforces (spec: 60 s). */
 export const SYNC_TRANSACTION_BOUND_SECONDS = 60;
@@ -74,8 +78,8 @@ export const parametersSchema = z.object({
   natsConsumer: z.string().min(1).default('k8s-inventory-bridge'),
 
   // Sweeps.
-  staleClusterMinutes: int(1, 10_080).default(15),
-  eventRetentionHours: int(1, 8_760).default(24),
+  staleClusterMinutes: int(1, 10_080).default(DEFAULT_STALE_CLUSTER_MINUTES),
+  eventRetentionHours: int(1, 8_760).default(DEFAULT_EVENT_RETENTION_HOURS),
   eventHistoryDays: int(1, 366).default(DEFAULT_EVENT_HISTORY_DAYS),
 
   // API.

@@ -20,6 +20,14 @@ import * as z from './zod.ts';
  */
 export const DEFAULT_EVENT_HISTORY_DAYS = 14;
 
+/**
+ * The spec's defaults for the sweeps: a cluster silent this many minutes is
+ * disconnected, and the 24-hour events list keeps this many hours, unless
+ * `STALE_CLUSTER_MINUTES` / `EVENT_RETENTION_HOURS` say otherwise.
+ */
+export const DEFAULT_STALE_CLUSTER_MINUTES = 15;
+export const DEFAULT_EVENT_RETENTION_HOURS = 24;
+
 const bool = () =>
   z.pipe(
     z.enum(['true', 'false', '1', '0']),
@@ -194,8 +202,10 @@ const VARIABLES = {
 
   // Sync and sweeps.
   SYNC_TIMEOUT_MS: () => z._default(int(1000), 60_000),
-  STALE_CLUSTER_MINUTES: () => z._default(int(1), 15),
-  EVENT_RETENTION_HOURS: () => z._default(int(1), 24),
+  STALE_CLUSTER_MINUTES: () =>
+    z._default(int(1), DEFAULT_STALE_CLUSTER_MINUTES),
+  EVENT_RETENTION_HOURS: () =>
+    z._default(int(1), DEFAULT_EVENT_RETENTION_HOURS),
   /** How long the live-read audit trail is kept. */
   AUDIT_RETENTION_DAYS: () => z._default(int(1), 400),
   EVENT_HISTORY_DAYS: () => z._default(int(1, 366), DEFAULT_EVENT_HISTORY_DAYS),

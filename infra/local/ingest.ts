@@ -8,6 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { handler as syncHandler } from '../../functions/sync/handler.ts';
+import { DEFAULT_EVENT_RETENTION_HOURS } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/pool.ts';
 import {
   Bridge,
@@ -78,7 +79,8 @@ export async function startIngest(options: IngestOptions): Promise<Ingest> {
     db,
     s3: options.s3,
     timeoutMs: options.syncTimeoutMs ?? 60_000,
-    eventRetentionHours: options.eventRetentionHours ?? 24,
+    eventRetentionHours:
+      options.eventRetentionHours ?? DEFAULT_EVENT_RETENTION_HOURS,
     ...(options.maxReceives === undefined
       ? {}
       : { maxReceives: options.maxReceives }),

@@ -23,7 +23,10 @@ import {
   applyWorkloadFacts,
   type FactsStepResult,
 } from '../changes/workload-changes.ts';
-import { DEFAULT_EVENT_HISTORY_DAYS } from '../config.ts';
+import {
+  DEFAULT_EVENT_HISTORY_DAYS,
+  DEFAULT_EVENT_RETENTION_HOURS,
+} from '../config.ts';
 import { type Db, type Tx, withTransaction } from '../db/pool.ts';
 import { RejectedInventoryError } from '../errors.ts';
 import {
@@ -284,7 +287,8 @@ export async function syncInventory(
               unchanged.has(kind) ? inventory[kind]?.length : undefined,
             snapshotAt,
             span,
-            retentionHours: options.eventRetentionHours ?? 24,
+            retentionHours:
+              options.eventRetentionHours ?? DEFAULT_EVENT_RETENTION_HOURS,
             history: historyWindow(now, historyDays),
             beforePrune: options.beforePrune,
           },
