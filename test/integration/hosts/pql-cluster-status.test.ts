@@ -9,12 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryOne } from '../../../shared/db/pool.ts';
 import { addHost } from '../../../shared/hosts/repo.ts';
-import { syncInventory } from '../../../shared/sync/sync.ts';
-import { parseInventory } from '../../../shared/wire/inventory.ts';
 import { insertGrant } from '../../helpers/api-fixtures.ts';
 import { startTestApi, type TestApi } from '../../helpers/api-server.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
-import { createTenant, type Tenant } from '../../helpers/inventory-db.ts';
+import {
+  createTenant,
+  syncSnapshot,
+  type Tenant,
+} from '../../helpers/inventory-db.ts';
 
 const AT = new Date('2026-06-15T12:00:00Z');
 
@@ -26,21 +28,14 @@ async function syncCluster(
   status: 'healthy' | 'degraded',
   node: string,
 ): Promise<string> {
-  const agentId = randomUUID();
-  const inventory = parseInventory({
-    type: 'kubernetes',
-    schema_version: 1,
-    agent_id: agentId,
+  const result = await syncSnapshot(database.db, tenant, randomUUID(), {
     timestamp: AT.toISOString(),
-    cluster: { name, version: 'v1.29.4', platform: 'rke2', status },
-    nodes: [{ name: node, status: 'Ready' }],
+    now: AT,
+    body: {
+      cluster: { name, version: 'v1.29.4', platform: 'rke2', status },
+      nodes: [{ name: node, status: 'Ready' }],
+    },
   });
-  const result = await syncInventory(
-    database.db,
-    { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
-    inventory,
-    { now: () => AT },
-  );
   return result.clusterId;
 }
 
