@@ -50,8 +50,13 @@ const SCANNERS = Array.from(
 const ALREADY_REDACTED =
   /^(?:(?:bearer|basic|token)[ \t]+)?(?:\[[A-Za-z_ -]*\]|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
 
-const SCHEME_THEN_CREDENTIAL =
-  /^(?:bearer|basic|digest|negotiate|token)[ \t]+[^\s"',;&]+/i;
+/** The auth schemes whose word takes its credential into a pair's value. */
+const SCHEMES = 'bearer|basic|digest|negotiate|token';
+
+const SCHEME_THEN_CREDENTIAL = new RegExp(
+  String.raw`^(?:${SCHEMES})[ \t]+[^\s"',;&]+`,
+  'i',
+);
 
 interface Quote {
   open: string;
@@ -269,23 +274,100 @@ export function redactPairs(text: string, depth = 0): string {
   return out + text.slice(copied);
 }
 
-/** `password%3Dx`, `token%3A%20x`: URL-encoded pairs. */
-const ENCODED_PAIR =
-  /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)(%3[Dd]|%3[Aa](?:%20|\+)*)((?:(?!%26|%2[Cc]|%3[Bb]|%20)[^\s&"',;])+)/g;
+/**
+ * URL-encoded pairs (`password%3Dx`, `token%3A%20x`; `+` is a blank too, as
+ * in a form body), each value judged as its decoded form would be:
+ * - the encoded text ends at an unencoded blank, quote, backtick, `<`, `>`,
+ *   `&`, `;` or `,`. In a query string or form body a raw `&` starts the
+ *   next parameter, and all before it is one parameter's value, however
+ *   many encoded pairs it holds;
+ * - `key%3A%20value` takes the rest of the encoded text, as `key: value`
+ *   takes the rest of its line (an encoded line break ends it too);
+ * - `key%3Dvalue` ends where an encoded blank, `&`, `;` or `,` ends a bare
+ *   `key=value` ({@link STOP_PAIR}), and a scheme word takes its credential
+ *   with it (`api_key%3DBearer%20x`);
+ * - an encoded quote (`%22…%22`) is taken to its closing quote.
+ */
+const ENCODED_KEY =
+  /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)(%3[Dd]|%3[Aa](?:%20|\+)*)/g;
+const ENCODED_TEXT_END = /[\s&"'`<>,;]/g;
+const ENCODED_LINE_END = /%0[AaDd]/g;
+const ENCODED_PAIR_END = /%(?:0[9AaDd]|2[06Cc]|3[Bb])/g;
+const ENCODED_QUOTE = /^%2[27]/;
+const ENCODED_SCHEME = new RegExp(String.raw`^(?:${SCHEMES})(?:%20|\+)+`, 'i');
+
+interface EncodedValue {
+  /** The end (exclusive) of the value. */
+  end: number;
+  /** Its encoded opening quote, or ''. */
+  quote: string;
+  /** Whether the quote is closed before the end of the encoded text. */
+  closed: boolean;
+}
+
+/** Measures the encoded value that starts at `start`. */
+function measureEncodedValue(
+  text: string,
+  start: number,
+  separator: string,
+): EncodedValue {
+  const textEnd = untilAny(text, start, ENCODED_TEXT_END);
+  const quote = ENCODED_QUOTE.exec(text.slice(start, start + 3))?.[0];
+  if (quote !== undefined) {
+    const close = text.indexOf(quote, start + quote.length);
+    return close === -1 || close >= textEnd
+      ? { end: textEnd, quote, closed: false }
+      : { end: close + quote.length, quote, closed: true };
+  }
+  if (/^%3[Aa]/.test(separator)) {
+    const end = Math.min(textEnd, untilAny(text, start, ENCODED_LINE_END));
+    return { end, quote: '', closed: false };
+  }
+  const scheme = ENCODED_SCHEME.exec(text.slice(start, textEnd));
+  const from = start + (scheme?.[0].length ?? 0);
+  const end = Math.min(textEnd, untilAny(text, from, ENCODED_PAIR_END));
+  return { end, quote: '', closed: false };
+}
+
+/** `+` as a blank and `%XX` escapes decoded; a broken escape as a blank. */
+function decodeEncoded(value: string): string {
+  const spaced = value.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced.replace(/%[0-9A-Fa-f]{2}/g, ' ');
+  }
+}
 
 export function redactEncodedPairs(text: string): string {
   if (!text.includes('%3')) return text;
-  return text.replace(
-    ENCODED_PAIR,
-    (whole, rawKey: string, separator: string, value: string, at: number) => {
-      // `%26password%3D…`: the `26` belongs to the escape before the name.
-      const key = at > 0 && text[at - 1] === '%' ? rawKey.slice(2) : rawKey;
-      if (ALREADY_REDACTED.test(value)) return whole;
-      const decoded = value.replace(/%[0-9A-Fa-f]{2}/g, ' ');
-      if (!hidesValue(key, decoded)) return whole;
-      return `${rawKey}${separator}${REDACTED}`;
-    },
-  );
+  ENCODED_KEY.lastIndex = 0;
+  let out = '';
+  let copied = 0;
+  for (
+    let match = ENCODED_KEY.exec(text);
+    match !== null;
+    match = ENCODED_KEY.exec(text)
+  ) {
+    const [whole, rawKey = '', separator = ''] = match;
+    // `%26password%3D…`: the `26` belongs to the escape before the name.
+    const key = text[match.index - 1] === '%' ? rawKey.slice(2) : rawKey;
+    if (secretKeyKind(key) === undefined) continue;
+    const start = match.index + whole.length;
+    const { end, quote, closed } = measureEncodedValue(text, start, separator);
+    if (end <= start) continue;
+    // A quoted value is judged, and hidden, inside its quotes.
+    const value = decodeEncoded(
+      text.slice(start + quote.length, closed ? end - quote.length : end),
+    );
+    if (ALREADY_REDACTED.test(value.trim()) || !hidesValue(key, value)) {
+      continue;
+    }
+    out += `${text.slice(copied, start)}${quote}${REDACTED}${closed ? quote : ''}`;
+    copied = end;
+    ENCODED_KEY.lastIndex = end;
+  }
+  return out + text.slice(copied);
 }
 
 /**

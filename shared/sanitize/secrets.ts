@@ -10,7 +10,7 @@
  *   Slack `xox?-`, AWS `AKIA…`/`ASIA…`, Vault `hvs.`/`hvb.`, `sk-`, GitHub
  *   `ghp_`/`github_pat_`, GitLab `glpat-`, Google `AIza`, npm `npm_`,
  *   Hugging Face `hf_`, Stripe `sk_live_`; an auth scheme and its credential
- *   as one unit (`Bearer …`, `Basic …`);
+ *   as one unit (`Bearer …`, `Basic …`, URL-encoded `Bearer%20…` too);
  * - by name (pairs.ts, names judged by keys.ts): `key: value`, `key=value`,
  *   JSON keys (escaped JSON inside strings and escaped docker `auths`
  *   too), Ruby/PHP `=>`, Go `:=`, Authorization in header, JSON,
@@ -19,7 +19,8 @@
  *   key=value values re-sanitized two levels deep, secret command-line
  *   flags in both forms by their last segment;
  * - the high-entropy backstop (shapes.ts) for long random runs in any
- *   other shape.
+ *   other shape, and for a line of base64 on its own (a PEM body line, as
+ *   log lines reach the sanitizer one at a time).
  *
  * Survivors, by design: the ambiguous names' obvious non-secrets
  * (`token: 5`, `auth: true`, `cookie: none`, `auth: failed for user bob`),

@@ -1,3 +1,4 @@
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -229,6 +230,46 @@ const redacted: Row[] = [
     `form=user%3Dbob%26password%3D${R}`,
   ],
   ['URL-encoded : and space', 'token%3A%20abc123 end', `token%3A%20${R} end`],
+  [
+    'URL-encoded Authorization: the scheme and its credential as one unit',
+    'Authorization%3A%20Bearer%20a1b2c3d4e5f6a7b8c9d0e1f2',
+    `Authorization%3A%20Bearer%20${R}`,
+  ],
+  [
+    'URL-encoded api_key=Bearer x',
+    'api_key%3DBearer%20a1b2c3d4e5f6',
+    `api_key%3DBearer%20${R}`,
+  ],
+  [
+    'URL-encoded api_key=Bearer x, a short credential',
+    'api_key%3DBearer%20xyz%26page%3D2',
+    `api_key%3D${R}%26page%3D2`,
+  ],
+  [
+    'URL-encoded key: value takes the whole value',
+    'password%3A%20correct%20horse%20battery%20staple',
+    `password%3A%20${R}`,
+  ],
+  [
+    'URL-encoded key: value in a query ends at the raw &',
+    '/search?q=password%3A%20correct%20horse&page=2',
+    `/search?q=password%3A%20${R}&page=2`,
+  ],
+  [
+    'URL-encoded form body, + as the blank',
+    'body=Authorization%3A+Bearer+a1b2c3d4e5f6&x=1',
+    `body=Authorization%3A+Bearer+${R}&x=1`,
+  ],
+  [
+    'URL-encoded quoted value taken whole',
+    'password%3D%22correct%20horse%22%26user%3Dbob',
+    `password%3D%22${R}%22%26user%3Dbob`,
+  ],
+  [
+    'URL-encoded Bearer anywhere',
+    'redirect?h=Bearer%20a1b2c3d4e5f6',
+    `redirect?h=Bearer%20${R}`,
+  ],
   // nested key=value, two levels
   [
     'logfmt msg',
@@ -344,6 +385,22 @@ const redacted: Row[] = [
   ['Vault hvs.', 'hvs.CAESIJ1234567890abcdefghijkl', R],
   ['Vault hvb.', 'hvb.AAAAAQJ1234567890abcdefgh', R],
   ['sk- key', 'key sk-proj-Abcdefghijklmnop1234567890', `key ${R}`],
+  [
+    'sk- hex key',
+    'key sk-9f8e7d6c5b4a39281706f5e4d3c2b1a0 used',
+    `key ${R} used`,
+  ],
+  ['sk- lower-case key', 'sk-abcdefghijklmnopqrstuvwxyz0123456789', R],
+  [
+    'sk-proj- lower-case key',
+    'using sk-proj-abcdefghijklmnopqrstuvwxyz0123456789',
+    `using ${R}`,
+  ],
+  [
+    'Anthropic sk-ant-api03- key',
+    'client sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz_0123456789abcdefghijklmnopqrstuvwxaa ready',
+    `client ${R} ready`,
+  ],
   ['GitHub ghp_', 'ghp_1234567890abcdefghijABCDEFGHIJ123456', R],
   ['GitHub fine-grained', 'github_pat_11ABCDEFG0123456789_abcdefghij', R],
   ['GitLab glpat-', 'glpat-Abcdefghij1234567890', R],
@@ -363,6 +420,26 @@ const redacted: Row[] = [
     'public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',
     `public_key = "${R}"`,
   ],
+  // PEM body lines, each sanitized as a line of its own
+  [
+    'PEM body line cut into short pieces by /',
+    'RF26XPzFBjFq2jSS/fBM8cT75/80kaJDezrkgR/idbQR7IVCl/HNZuf5G8ZDthfM',
+    R,
+  ],
+  [
+    'indented PEM body line',
+    '    RF26XPzFBjFq2jSS/fBM8cT75/80kaJDezrkgR/idbQR7IVCl/HNZuf5G8ZDthfM',
+    `    ${R}`,
+  ],
+  [
+    'PEM body line as a JSON list item',
+    '  "RF26XPzFBjFq2jSS/fBM8cT75/80kaJDezrkgR/idbQR7IVCl/HNZuf5G8ZDthfM",',
+    `  "${R}",`,
+  ],
+  ['short last PEM line', 'Bodt2ALDsWc85Q/WzGPSzQiX', R],
+  ['short last PEM line without digits', 'VTofxpzcXUOigoOVjHdTacpLeoIH', R],
+  ['short last PEM line, padded', 'LivLuODG//bkWnLvpw1KjrU=', R],
+  ['last PEM line of 20 with its padding', 'JG3EWcYg2qXpuSIfUg==', R],
 ];
 
 /** Texts that must come back unchanged. */
@@ -462,7 +539,52 @@ const survivors: [string, string][] = [
     '/apis/apps/v1/namespaces/shop/deployments/api-gateway',
   ],
   ['sk- lower-case name', 'node sk-worker-pool-1234567890abc ready'],
+  [
+    'sk- Kubernetes name with hashes',
+    'node sk-worker-pool-7d9f8c6b5-x2x4z ready',
+  ],
   ['camelCase identifiers', 'NodeHasSufficientMemory FailedCreatePodSandBox'],
+  // a line of its own that is not base64
+  ['camelCase name on a line of its own', 'NodeHasSufficientMemory'],
+  ['event reason on a line of its own', 'FailedCreatePodSandBox'],
+  ['DNS policy on a line of its own', 'ClusterFirstWithHostNet'],
+  [
+    'AWS policy name on a line of its own',
+    'AmazonEC2ContainerRegistryReadOnly',
+  ],
+  [
+    'Java path on a line of its own',
+    'org/springframework/boot/SpringApplication',
+  ],
+  [
+    'kubelet volume path on a line of its own',
+    '/var/lib/kubelet/pods/123e4567-e89b-12d3-a456-426614174000/volumes/kubernetes.io~secret/db-creds',
+  ],
+  ['pod name on a line of its own', 'coredns-5d78c9869d-x2x4z'],
+  [
+    'namespaced pod name on a line of its own',
+    'kube-system/coredns-5d78c9869d-x2x4z',
+  ],
+  [
+    'URL on a line of its own',
+    'https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/kubelet.go',
+  ],
+  [
+    'image reference with digest on a line of its own',
+    'ghcr.io/org/app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+  ],
+  // URL-encoded pairs keep what their plain form keeps
+  ['URL-encoded token: 5', 'token%3A%205'],
+  [
+    'URL-encoded auth: failed for user bob',
+    'auth%3A%20failed%20for%20user%20bob',
+  ],
+  ['URL-encoded cookie: none', '/set?c=cookie%3A%20none&x=1'],
+  [
+    'URL-encoded look-alike names',
+    'q=token_count%3D5%26tokenCount%3D7%26auth_method%3Doidc%26password_policy%3Dstrict%26first_pass%3Dtrue',
+  ],
+  ['URL-encoded prose: bearer token', 'q=bearer%20token%20missing'],
   ['empty', ''],
 ];
 
@@ -526,6 +648,85 @@ describe('sanitizeMessage', () => {
     // Assess
     expect(sanitized).toEqual([`password=${R}`, 'token: 5', `x --token ${R}`]);
     expect(sanitized).toEqual(lines.map(sanitizeMessage));
+  });
+});
+
+describe('sanitizeMessage on URL-encoded pairs', () => {
+  it.each([
+    'Authorization: Bearer a1b2c3d4e5f6a7b8c9d0e1f2',
+    'Authorization: Basic dXNlcjpwYXNzd29yZA==',
+    'api_key=Bearer a1b2c3d4e5f6',
+    'password: correct horse battery staple',
+    'password=hunter2 user=bob',
+    'token: 5',
+    'auth: failed for user bob',
+    'cookie: none',
+    'first_pass: true',
+  ])('an encoded pair comes out as its decoded form does: %s', (plain) => {
+    // Act
+    const sanitized = sanitizeMessage(encodeURIComponent(plain));
+
+    // Assess
+    expect(decodeURIComponent(sanitized)).toBe(sanitizeMessage(plain));
+  });
+});
+
+/** A private key's PEM body lines, as a log prints them: one a line. */
+function pemBodyLines(key: KeyObject, type: 'pkcs1' | 'pkcs8' | 'sec1') {
+  return key
+    .export({ type, format: 'pem' })
+    .toString()
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('-----'));
+}
+
+describe('sanitizeMessage on PEM body lines, one line at a time', () => {
+  it('hides every body line of 48 characters or more of freshly generated keys', () => {
+    // Prepare
+    const lines: string[] = [];
+    for (const modulusLength of [1024, 2048, 2048, 3072]) {
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength });
+      lines.push(...pemBodyLines(privateKey, 'pkcs8'));
+      lines.push(...pemBodyLines(privateKey, 'pkcs1'));
+    }
+    for (const namedCurve of ['prime256v1', 'secp384r1', 'secp521r1']) {
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve });
+      lines.push(...pemBodyLines(privateKey, 'pkcs8'));
+      lines.push(...pemBodyLines(privateKey, 'sec1'));
+    }
+    for (let i = 0; i < 4; i += 1) {
+      const { privateKey } = generateKeyPairSync('ed25519');
+      lines.push(...pemBodyLines(privateKey, 'pkcs8'));
+    }
+    // Full lines and long last lines. A random last line of 20–47
+    // characters reads as words about once in 6,000 (at 20) to 35,000 (at
+    // 24): those lengths are held by the fixed lines below, the same every
+    // run, so this test cannot fail on an unlucky key.
+    const long = lines.filter((line) => line.length >= 48);
+
+    // Act
+    const sanitized = sanitizeLogLines(long);
+
+    // Assess
+    expect(long.length).toBeGreaterThan(100);
+    expect(long.filter((_line, i) => sanitized[i] !== R)).toEqual([]);
+  });
+
+  it('hides base64 lines of every length from 20 to 64 characters', () => {
+    // Prepare: 20 lines of each length, the same on every run
+    const lines: string[] = [];
+    for (let length = 20; length <= 64; length += 1) {
+      for (let n = 0; n < 20; n += 1) {
+        const bytes = createHash('sha512').update(`line ${length} ${n}`);
+        lines.push(bytes.digest('base64').slice(0, length));
+      }
+    }
+
+    // Act
+    const sanitized = sanitizeLogLines(lines);
+
+    // Assess
+    expect(lines.filter((_line, i) => sanitized[i] !== R)).toEqual([]);
   });
 });
 
