@@ -45,10 +45,12 @@ const SCANNERS = Array.from(
 /**
  * A value that is already a redaction mark or a placeholder (`${TOKEN}`,
  * `<password>`, `[PASSWORD]`, `{{ .Values.x }}`, `XXXXXXXX`, empty), with or
- * without a scheme word before it: left as it is.
+ * without a scheme word before it: left as it is. `$[REDACTED]` too: a
+ * `$NAME` placeholder whose random-looking name the backstop hid, so a
+ * second pass changes nothing.
  */
 const ALREADY_REDACTED =
-  /^(?:(?:bearer|basic|token)[ \t]+)?(?:\[[A-Za-z_ -]*\]|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
+  /^(?:(?:bearer|basic|token)[ \t]+)?(?:\$?\[[A-Za-z_ -]*\]|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
 
 /** The auth schemes whose word takes its credential into a pair's value. */
 const SCHEMES = 'bearer|basic|digest|negotiate|token';

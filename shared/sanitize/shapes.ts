@@ -209,6 +209,12 @@ function isFraming(c: string | undefined): boolean {
   );
 }
 
+const HEX_PAIR = /^[0-9A-Fa-f]{2}/;
+
+function startsInsideEscape(text: string, start: number): boolean {
+  return text[start - 1] === '%' && HEX_PAIR.test(text.slice(start, start + 2));
+}
+
 export function redactHighEntropy(text: string): string {
   let out = '';
   let copied = 0;
@@ -235,7 +241,10 @@ export function redactHighEntropy(text: string): string {
         standsAlone(text, start, end) &&
         isBase64Line(text.slice(start, i), end > i))
     ) {
-      out += text.slice(copied, start) + REDACTED;
+      // A run that starts inside a URL escape (`%26…`) takes its `%`, so
+      // no lone `%` is left before the mark for a second pass to misread.
+      const from = startsInsideEscape(text, start) ? start - 1 : start;
+      out += text.slice(copied, from) + REDACTED;
       copied = end;
     }
     i = Math.max(i, end);
