@@ -99,19 +99,19 @@ const queries: Record<string, Record<string, string>> = {
 
 // The live routes read through the cluster's agent: its own responder in a
 // process of its own (bench/live-agent.ts, over a fake Kubernetes API
-// serving a real Deployment as read), on the stage's NATS, and an agent
-// version every live read accepts.
+// serving a real Deployment as read), on the stage's NATS with .creds of
+// its own, and an agent version every live read accepts.
 const { agent_id: agentId } = await queryOne<{ agent_id: string }>(
   bench.db,
   `update clusters set agent_version = 'v0.9.0' where id = $1
    returning agent_id`,
   [world.target.id],
 );
-const liveAgent = forkTs('./live-agent.ts', [
-  stage.nats.url,
-  agentId,
-  'as-read',
-]);
+const liveAgent = forkTs(
+  './live-agent.ts',
+  [stage.nats.url, agentId, 'as-read'],
+  { NATS_CREDS: (await stage.nats.userCreds('bench-live-agent'))! },
+);
 await nextMessage(liveAgent);
 
 // The webhook receiver stores an Alertmanager notification from a source

@@ -251,9 +251,14 @@ export function planSummary(plan: readonly string[]): {
 }
 
 /** A bench's helper script (`./<file>.ts` beside this one) in a process of its own. */
-export function forkTs(file: string, args: string[] = []): ChildProcess {
+export function forkTs(
+  file: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): ChildProcess {
   return fork(new URL(file, import.meta.url), args, {
     execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
   });
 }
 

@@ -4,10 +4,12 @@
  * command subject of the agent id it is given (argv: NATS URL, agent id,
  * and `as-read` for the Deployment as its cluster served it rather than
  * grown to 100 KB), reading the benchmark's cluster from a fake Kubernetes
- * API server in this process; then it tells its parent it is ready.
+ * API server in this process; then it tells its parent it is ready. It
+ * logs in as an agent does, with NATS_CREDS when its environment has it.
  */
-import { connect } from '@nats-io/transport-node';
+
 import { startKubeQueryResponder } from '../shared/agent/responder.ts';
+import { connectNats } from '../shared/ingest/bridge/nats-setup.ts';
 import { startFakeKube } from '../test/helpers/fake-kube.ts';
 import { answerGcPauses } from './gc-pauses.ts';
 import { benchCluster } from './live-fixtures.ts';
@@ -21,7 +23,12 @@ kube.add('apps/v1', 'deployments', [cluster.deployment]);
 kube.add('apps/v1', 'replicasets', cluster.replicaSets);
 kube.add('v1', 'pods', [cluster.pod]);
 kube.setLogs('icx', 'icx-db-1', 'app', cluster.logLines);
-const nc = await connect({ servers: natsUrl, name: 'bench-live-agent' });
+const nc = await connectNats({
+  url: natsUrl,
+  ...(process.env.NATS_CREDS ? { creds: process.env.NATS_CREDS } : {}),
+  name: 'bench-live-agent',
+  waitOnFirstConnect: false,
+});
 const responder = await startKubeQueryResponder({
   nc,
   agentId,

@@ -23,6 +23,19 @@ export interface SpawnNatsServerOptions {
   command?: string;
   /** How long to wait for the server to accept connections. */
   startTimeoutMs?: number;
+  /**
+   * Decentralized authentication, as a production server runs it: the
+   * operator's JWT and each account's (public key → JWT), preloaded in
+   * memory. Clients must then log in with a user's `.creds`.
+   */
+  operator?: NatsOperatorAuth;
+}
+
+export interface NatsOperatorAuth {
+  jwt: string;
+  /** The server's own account (JetStream needs one), among `accounts`. */
+  systemAccount: string;
+  accounts: Record<string, string>;
 }
 
 export interface SpawnedNatsServer {
@@ -70,6 +83,7 @@ export async function spawnNatsServer(
     `jetstream {`,
     `  store_dir: ${JSON.stringify(storeDir)}`,
     `}`,
+    ...(options.operator ? operatorConfig(options.operator) : []),
     '',
   ].join('\n');
   await writeFile(configPath, config);
@@ -109,6 +123,20 @@ export async function spawnNatsServer(
       { cause: error },
     );
   }
+}
+
+function operatorConfig(auth: NatsOperatorAuth): string[] {
+  return [
+    `operator: ${JSON.stringify(auth.jwt)}`,
+    `system_account: ${JSON.stringify(auth.systemAccount)}`,
+    'resolver: MEMORY',
+    'resolver_preload: {',
+    ...Object.entries(auth.accounts).map(
+      ([account, jwt]) =>
+        `  ${JSON.stringify(account)}: ${JSON.stringify(jwt)}`,
+    ),
+    '}',
+  ];
 }
 
 async function waitUntilServing(

@@ -15,6 +15,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
+import { credsBytes } from '../nats-creds.ts';
 import { logger } from '../observability/logger.ts';
 import { readSecretString } from '../secret-value.ts';
 import { commandSubject } from './kube-query.ts';
@@ -22,7 +23,7 @@ import { commandSubject } from './kube-query.ts';
 /** Where live reads connect; undefined: no NATS configured. */
 export interface LiveNatsTarget {
   url: string;
-  /** A `.creds` file's content; empty or absent for no authentication. */
+  /** A `.creds` file's content or path; empty or absent for no authentication. */
   creds?: string | undefined;
 }
 
@@ -45,7 +46,7 @@ export interface LiveNats {
 /** Opens a connection that reconnects forever and reports its state. */
 export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
   const { connect, credsAuthenticator } = await natsClient();
-  const creds = target.creds?.trim();
+  const creds = target.creds?.trim() ? target.creds : undefined;
   const connection = await connect({
     servers: target.url,
     name: 'k8s-inventory-api',
@@ -57,7 +58,7 @@ export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
     // in kubeQuery, and its failures are mapped by type and logged by name.
     noAsyncTraces: true,
     ...(creds
-      ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) }
+      ? { authenticator: credsAuthenticator(await credsBytes(creds)) }
       : {}),
   });
   let up = true;

@@ -12,6 +12,7 @@
  *   reply; undefined means none.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../../shared/ingest/bridge/nats-setup.ts';
 import {
   commandSubject,
   type KubeQueryRequest,
@@ -30,13 +31,20 @@ export interface TestResponder {
   stop(): Promise<void>;
 }
 
+/** Where to listen: a server's URL, and its `.creds` when it asks for them. */
+export type ResponderServer = string | { url: string; creds: string };
+
 async function listen(
-  natsUrl: string,
+  server: ResponderServer,
   agentId: string,
   name: string,
   answer: Answer | undefined,
 ): Promise<TestResponder> {
-  const nc: NatsConnection = await connect({ servers: natsUrl, name });
+  // On a server that asks for .creds, the agent's own login (connectNats).
+  const nc: NatsConnection =
+    typeof server === 'string'
+      ? await connect({ servers: server, name })
+      : await connectNats({ ...server, name, waitOnFirstConnect: false });
   const requests: KubeQueryRequest[] = [];
   const refused: unknown[] = [];
   const sub = nc.subscribe(commandSubject(agentId), {
@@ -77,17 +85,17 @@ async function listen(
 
 /** Keeps the requests sent to `agentId`; answers none of them. */
 export function tapCommands(
-  natsUrl: string,
+  server: ResponderServer,
   agentId: string,
 ): Promise<TestResponder> {
-  return listen(natsUrl, agentId, 'test-kube-query-tap', undefined);
+  return listen(server, agentId, 'test-kube-query-tap', undefined);
 }
 
 /** A hand-made agent answering what `answer` returns. */
 export function startResponder(
-  natsUrl: string,
+  server: ResponderServer,
   agentId: string,
   answer: Answer,
 ): Promise<TestResponder> {
-  return listen(natsUrl, agentId, 'test-kube-query-responder', answer);
+  return listen(server, agentId, 'test-kube-query-responder', answer);
 }

@@ -12,8 +12,10 @@
  *   where the template gives the function the extension (its port swapped
  *   for the stand-in's), else with the SDK; the schema owner's secret for
  *   migrate;
- * - nats-server (the live reads' NATS secret), fauxqs for S3 (claim checks),
- *   a stub Prometheus workspace.
+ * - nats-server in operator mode, as production's asks every client for its
+ *   `.creds` (the live reads' NATS secret holds its URL and an API user's
+ *   creds, as in AWS; `nats.userCreds` makes an agent's), fauxqs for S3
+ *   (claim checks), a stub Prometheus workspace.
  *
  * `environmentOf` is the environment Lambda would give a function with
  * those endpoints swapped in; a value still naming AWS fails.
@@ -125,7 +127,10 @@ export async function startLambdaStage(
   const assembly = readAssembly(await synthesizedAssembly());
   const node = lambdaNodeBinary();
   const logins = await createFunctionLogins(owner);
-  const [sqs, nats] = await Promise.all([startSqs(), startNatsServer()]);
+  const [sqs, nats] = await Promise.all([
+    startSqs(),
+    startNatsServer({ creds: true }),
+  ]);
   const upstream = new URL(url);
   const proxy = await startTlsProxy({
     host: upstream.hostname,
@@ -138,7 +143,10 @@ export async function startLambdaStage(
   };
 
   const runSecrets = new Map<string, string>([
-    [NATS_SECRET_NAME, JSON.stringify({ url: nats.url })],
+    [
+      NATS_SECRET_NAME,
+      JSON.stringify({ url: nats.url, creds: await nats.userCreds('api') }),
+    ],
   ]);
   const templateSecrets = new Map<string, string>();
   for (const [arn, username] of databaseSecrets(assembly, stand)) {

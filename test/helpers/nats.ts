@@ -1,31 +1,51 @@
 /**
  * A real nats-server per suite (the nats.js way), with JetStream and the
- * local stack's 8 MB `max_payload`, in a temp dir removed on stop.
+ * local stack's 8 MB `max_payload`, in a temp dir removed on stop; with
+ * `creds`, in operator mode as production's server runs, every client
+ * logging in with a user's `.creds`.
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnNatsServer } from '../../infra/local/nats-server.ts';
+import { type NatsAccounts, natsAccounts } from './nats-creds.ts';
 
 export interface TestNatsServer {
   url: string;
+  /** With `creds`: a new user's `.creds` content; else undefined. */
+  userCreds(name: string): Promise<string | undefined>;
   stop(): Promise<void>;
+}
+
+export interface TestNatsOptions {
+  /** Operator mode: a client must log in with a user's `.creds`. */
+  creds?: boolean;
 }
 
 /**
  * Starts `nats-server` from PATH on a free port. Throws naming
  * `apt-get install nats-server` when it is not installed.
  */
-export async function startNatsServer(): Promise<TestNatsServer> {
+export async function startNatsServer(
+  options: TestNatsOptions = {},
+): Promise<TestNatsServer> {
+  const accounts: NatsAccounts | undefined = options.creds
+    ? await natsAccounts()
+    : undefined;
   const dir = await mkdtemp(join(tmpdir(), 'nats-test-'));
   // The server itself is killed on exit by spawnNatsServer; the dir here.
   const removeOnExit = () => rmSync(dir, { recursive: true, force: true });
   process.once('exit', removeOnExit);
   try {
-    const server = await spawnNatsServer({ dataDir: dir, port: 0 });
+    const server = await spawnNatsServer({
+      dataDir: dir,
+      port: 0,
+      ...(accounts ? { operator: accounts.operator } : {}),
+    });
     return {
       url: server.url,
+      userCreds: async (name) => accounts?.userCreds(name),
       async stop() {
         await server.stop();
         process.removeListener('exit', removeOnExit);

@@ -7,8 +7,9 @@
  * stand-ins: PostgreSQL behind a TLS proxy (RDS Proxy: `sslmode=verify-full`
  * against the run's own CA), each function with the login of its group
  * role, whose password it reads from a Secrets Manager stand-in by the ARN
- * the template gives; nats-server; fauxqs for S3; a stub Prometheus
- * workspace. Each handler gets the event AWS delivers to it, and must
+ * the template gives; nats-server asking every client for its `.creds`
+ * (the live reads answer through an agent logged in with its own); fauxqs
+ * for S3; a stub Prometheus workspace. Each handler gets the event AWS delivers to it, and must
  * answer as it does locally.
  *
  * The synth is cached in the temp directory (test/helpers/lambda-bundles.ts)
@@ -30,8 +31,13 @@ import { readMigrations } from '../../shared/db/migrate.ts';
 import { createPool, query, queryOne } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
 import { GROUP_ROLES, type GroupRoleName } from '../../shared/db/roles.ts';
-import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
+import { routes } from '../../shared/http/routes.ts';
+import type { KubeQueryRequest } from '../../shared/live/kube-query.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import {
+  startResponder,
+  type TestResponder,
+} from '../helpers/kube-query-responder.ts';
 import {
   type BundledFunction,
   FAKE_ACCOUNT,
@@ -54,6 +60,8 @@ import { tinyInventory } from '../helpers/tiny-inventory.ts';
 const CLIENT = 'acme';
 const ENVIRONMENT = 'production';
 const CALLER = 'alice@example.test';
+/** An agent every live read accepts. */
+const AGENT_VERSION = 'v0.9.0';
 
 let stage: LambdaStage;
 let database: TestDatabase;
@@ -311,9 +319,67 @@ describe('the sync, as the SQS FIFO event source delivers a batch', () => {
   });
 });
 
+/**
+ * What the cluster's agent answers each live read (wire contract): the
+ * same reply to the bundle and to the handler in process, so their
+ * answers can be compared whole.
+ */
+function agentReply(request: KubeQueryRequest): unknown {
+  const envelope = {
+    ok: true,
+    agent_version: AGENT_VERSION,
+    observed_at: '2026-12-07T06:00:00Z',
+    notes: [],
+  };
+  if (request.query === 'logs') {
+    return {
+      ...envelope,
+      result: {
+        pod: request.pod,
+        container: 'app',
+        previous: false,
+        lines: [`${request.timestamps ? '2026-12-07T05:59:59Z ' : ''}ready`],
+        truncated: false,
+        timestamps: request.timestamps,
+      },
+    };
+  }
+  const { kind, namespace, name } = request;
+  const object = { apiVersion: 'apps/v1', kind, metadata: { namespace, name } };
+  return {
+    ...envelope,
+    result:
+      request.query === 'manifest'
+        ? { kind, namespace, name, object }
+        : {
+            kind,
+            namespace,
+            name,
+            revisions: [
+              {
+                revision: 1,
+                name: `${name}-7d9f8b6c5`,
+                created: '2026-12-01T00:00:00Z',
+                replicas: 1,
+                template_hash: '7d9f8b6c5',
+                containers: [{ name: 'app', image: 'nginx:1.27' }],
+                pod_template: null,
+              },
+            ],
+            truncated: false,
+          },
+  };
+}
+
 describe('the API functions, as the HTTP API invokes them behind its JWT authorizer', () => {
   let ids: Record<string, string>;
   let queries: Record<string, Record<string, string>>;
+  let agent: TestResponder;
+
+  afterAll(async () => {
+    await agent?.stop();
+    delete process.env.NATS_CREDS;
+  });
 
   beforeAll(async () => {
     const row = await queryOne<{
@@ -343,6 +409,23 @@ describe('the API functions, as the HTTP API invokes them behind its JWT authori
        values ($1, $2, 'bundle-host-1') returning id`,
       [row.client, row.environment],
     );
+    // The cluster's agent answers live reads, logged in with .creds of its
+    // own; the handler in process logs in with the API's, as the bundle
+    // does from the NATS secret.
+    const { agent_id: agentId } = await queryOne<{ agent_id: string }>(
+      database.db,
+      'update clusters set agent_version = $2 where id = $1 returning agent_id',
+      [row.cluster, AGENT_VERSION],
+    );
+    agent = await startResponder(
+      {
+        url: stage.nats.url,
+        creds: (await stage.nats.userCreds('cluster-agent'))!,
+      },
+      agentId,
+      agentReply,
+    );
+    process.env.NATS_CREDS = await stage.nats.userCreds('api-in-process');
     ids = {
       hostID: host.id,
       clusterID: row.cluster,
@@ -426,10 +509,7 @@ describe('the API functions, as the HTTP API invokes them behind its JWT authori
         answered<APIGatewayProxyStructuredResultV2>(answer, lambda),
       );
       expect(got, lambda.output().slice(-2000)).toEqual(normalized(expected));
-      if (
-        route.access.shape !== 'public' &&
-        !(route as RouteDefinition).liveReads
-      ) {
+      if (route.access.shape !== 'public') {
         expect(got.statusCode, JSON.stringify(got.body)).toBe(200);
       }
       await lambda.stop();

@@ -2,7 +2,6 @@
  * NATS setup: the connection, and the stream and durable pull consumer the
  * bridge reads (created when allowed, else required).
  */
-import { readFile } from 'node:fs/promises';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -19,6 +18,7 @@ import {
   type NatsConnection,
   nanos,
 } from '@nats-io/transport-node';
+import { credsBytes } from '../../nats-creds.ts';
 import { logger } from '../../observability/logger.ts';
 import {
   type BridgeOptions,
@@ -71,13 +71,7 @@ export async function connectNats(
   const authenticator =
     creds === undefined
       ? undefined
-      : credsAuthenticator(
-          new TextEncoder().encode(
-            creds.includes('BEGIN NATS USER JWT')
-              ? creds
-              : await readFile(creds, 'utf8'),
-          ),
-        );
+      : credsAuthenticator(await credsBytes(creds));
   return connect({
     servers: options.url,
     name: options.name ?? 'k8s-inventory-bridge',

@@ -8,6 +8,7 @@ import {
   BridgeSetupError,
   type RejectInfo,
 } from '../../../shared/ingest/bridge/index.ts';
+import { connectNats } from '../../../shared/ingest/bridge/nats-setup.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import {
   createS3Client,
@@ -34,7 +35,9 @@ afterEach(async () => {
   stack = undefined;
 });
 
-async function stackOf(options: { maxMessageBytes?: number } = {}) {
+async function stackOf(
+  options: { maxMessageBytes?: number; creds?: boolean } = {},
+) {
   stack = await startStack(options);
   return stack;
 }
@@ -61,6 +64,53 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(queued[0]!.Body).toBe(body.toString('utf8'));
     expect(queued[0]!.Attributes?.MessageGroupId).toBe(
       subject.split('.').slice(1, 4).join('.'),
+    );
+  });
+
+  it('forwards an inventory on a server that asks every client for its .creds, as production does', async () => {
+    // Prepare: the agent's login as the .creds content, the bridge's as a
+    // file's path (NATS_CREDS takes either).
+    const s = await stackOf({ creds: true });
+    const bridge = await s.startBridge();
+    const subject = inventorySubject();
+    const body = inventoryBody(20_000);
+
+    // Act
+    const seq = await s.publish(subject, body);
+    await eventually('the forward', () => bridge.stats().forwarded === 1);
+    const queued = await s.drain();
+
+    // Assess
+    expect(queued).toHaveLength(1);
+    const decoded = await s.decode(queued[0]!);
+    expect(decoded.streamSeq).toBe(seq);
+    expect(decoded.json.equals(body)).toBe(true);
+  });
+
+  it('is refused by that server without its .creds, and says so; takes them without their final newline', async () => {
+    // Prepare
+    const s = await stackOf({ creds: true });
+
+    // Act
+    const attempt = connect({ servers: s.nats.url, name: 'no-creds' });
+
+    // Assess
+    await expect(attempt).rejects.toThrow(/authorization violation/i);
+    // The same login's content, its final newline dropped, is accepted.
+    const trimmed = await connectNats({
+      url: s.nats.url,
+      creds: (await s.nats.userCreds('trimmed'))!.trimEnd(),
+      waitOnFirstConnect: false,
+    });
+    await trimmed.close();
+    await expect(
+      connectNats({
+        url: s.nats.url,
+        creds: '/nonexistent/bridge.creds',
+        waitOnFirstConnect: false,
+      }),
+    ).rejects.toThrow(
+      "the NATS credentials are neither a .creds file's content nor a file that can be read (ENOENT)",
     );
   });
 

@@ -3,6 +3,9 @@
  * per test, a bridge wired to them, publishing, and polling with a bound.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Message } from '@aws-sdk/client-sqs';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
@@ -10,6 +13,7 @@ import {
   Bridge,
   type BridgeOptions,
 } from '../../../shared/ingest/bridge/index.ts';
+import { connectNats } from '../../../shared/ingest/bridge/nats-setup.ts';
 import {
   decodeQueuedInventory,
   type QueuedInventory,
@@ -77,13 +81,30 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** A nats-server, fauxqs, and a publishing connection. */
+/**
+ * A nats-server, fauxqs, and a publishing connection. With `creds` the
+ * server runs in operator mode: the publisher logs in as the agent does
+ * (connectNats, its `.creds` content) and each bridge with `.creds` of its
+ * own, given as a file's path.
+ */
 export async function startStack(
-  options: { maxMessageBytes?: number } = {},
+  options: { maxMessageBytes?: number; creds?: boolean } = {},
 ): Promise<Stack> {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ creds: options.creds ?? false });
   const sqs = await startSqs(options);
-  const nc = await connect({ servers: nats.url, name: 'test-publisher' });
+  const publisherCreds = await nats.userCreds('test-publisher');
+  const nc =
+    publisherCreds === undefined
+      ? await connect({ servers: nats.url, name: 'test-publisher' })
+      : await connectNats({
+          url: nats.url,
+          creds: publisherCreds,
+          name: 'test-publisher',
+          waitOnFirstConnect: false,
+        });
+  const credsDir = options.creds
+    ? await mkdtemp(join(tmpdir(), 'bridge-creds-'))
+    : undefined;
   const bridges: Bridge[] = [];
   const maxBytes = options.maxMessageBytes ?? 1024 * 1024;
   const stack: Stack = {
@@ -92,8 +113,14 @@ export async function startStack(
     nc,
     bridges,
     async startBridge(overrides = {}) {
+      const creds = await nats.userCreds(`bridge-${bridges.length + 1}`);
+      let credsFile: string | undefined;
+      if (creds !== undefined && credsDir !== undefined) {
+        credsFile = join(credsDir, `bridge-${bridges.length + 1}.creds`);
+        await writeFile(credsFile, creds, { mode: 0o600 });
+      }
       const bridge = new Bridge({
-        nats: { url: nats.url },
+        nats: { url: nats.url, ...(credsFile ? { creds: credsFile } : {}) },
         stream: STREAM,
         consumer: CONSUMER,
         subjectFilter: FILTER,
@@ -131,6 +158,7 @@ export async function startStack(
       if (!nc.isClosed()) await nc.close();
       await sqs.stop();
       await nats.stop();
+      if (credsDir) await rm(credsDir, { recursive: true, force: true });
     },
   };
   return stack;
