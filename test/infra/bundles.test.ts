@@ -17,6 +17,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type {
   APIGatewayProxyStructuredResultV2,
@@ -31,7 +33,7 @@ import { readMigrations } from '../../shared/db/migrate.ts';
 import { createPool, query, queryOne } from '../../shared/db/pool.ts';
 import { setDb } from '../../shared/db/process-pool.ts';
 import { GROUP_ROLES, type GroupRoleName } from '../../shared/db/roles.ts';
-import { routes } from '../../shared/http/routes.ts';
+import { type RouteDefinition, routes } from '../../shared/http/routes.ts';
 import type { KubeQueryRequest } from '../../shared/live/kube-query.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import {
@@ -128,6 +130,25 @@ describe('the synthesized functions', () => {
       expect(version, f.name).toMatch(
         new RegExp(`^v${runtimeMajor(f.runtime)}\\.`),
       );
+    }
+  });
+});
+
+describe('the live reads’ bundles', () => {
+  it('sign their NATS login with node:crypto, tweetnacl left out (BUNDLE_ALIAS)', () => {
+    const live = routes.filter((r) => (r as RouteDefinition).liveReads);
+    expect(live).toHaveLength(3);
+    for (const route of live) {
+      // Assess
+      const bundle = readFileSync(
+        join(fn(`api-${route.name}`).dir, 'index.js'),
+        'utf8',
+      );
+      expect(bundle, route.name).toContain(
+        'curve (xkey) encryption is not available here',
+      );
+      // tweetnacl's own export, kept by the minifier as a property name.
+      expect(bundle, route.name).not.toContain('lowlevel');
     }
   });
 });
