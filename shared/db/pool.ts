@@ -292,9 +292,14 @@ export async function withTransaction<T>(
               }, timeoutMs);
             }),
           ]);
+    // The work is over once its promise settles: a chain it left running
+    // must not slip a statement in behind the COMMIT (or the ROLLBACK
+    // below), where it would run, and commit, on its own.
+    ended = true;
     await client.query('COMMIT');
     return result;
   } catch (error) {
+    ended = true;
     try {
       await client.query('ROLLBACK');
     } catch {

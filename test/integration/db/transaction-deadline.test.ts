@@ -1,7 +1,8 @@
 /**
  * withTransaction's deadline ends the transaction for the work too: a
  * statement the abandoned work sends after the deadline must not follow the
- * ROLLBACK and run, and commit, on its own. The sync runs in such a
+ * ROLLBACK and run, and commit, on its own. So does the work's end: a chain
+ * it left running is refused once its promise settles, failed or not. The sync runs in such a
  * transaction; a change record or a cluster's digests committed without the
  * rows they describe would be recorded twice or never written.
  */
@@ -79,5 +80,66 @@ describe("a transaction's deadline", () => {
       TransactionEndedError,
     );
     expect(await marks()).toBe(1);
+  });
+
+  it('refuses a statement of the work sent while its ROLLBACK runs', async () => {
+    // Prepare: one of two side-by-side chains fails; the other sends its
+    // statement after the failure, while the ROLLBACK is on the wire. It
+    // would queue behind the ROLLBACK and run, and commit, on its own.
+    const before = await marks();
+    let late: unknown;
+    const work = async (
+      tx: Parameters<Parameters<typeof withTransaction>[1]>[0],
+    ) => {
+      const failing = tx.query('select 1/0');
+      // Sent on the next turn of the event loop: the failure has reached
+      // withTransaction, which has sent its ROLLBACK.
+      void failing
+        .catch(() => new Promise((resolve) => setImmediate(resolve)))
+        .then(() => tx.query('insert into deadline_marks values (4)'))
+        .catch((error: unknown) => {
+          late = error;
+        });
+      await failing;
+    };
+
+    // Act
+    const error = await withTransaction(database.db, work).catch(
+      (e: unknown) => e,
+    );
+    // Time for the straggler to have been sent, and run if it was.
+    await sleep(200);
+
+    // Assess
+    expect(error).toBeInstanceOf(Error);
+    expect(late).toBeInstanceOf(TransactionEndedError);
+    expect(await marks()).toBe(before);
+  });
+
+  it('refuses a statement of the work sent while its COMMIT runs', async () => {
+    // Prepare: the work resolves, leaving a chain that sends a statement
+    // once the transaction is committing.
+    const before = await marks();
+    let late: unknown;
+    let straggler: Promise<void> | undefined;
+
+    // Act
+    await withTransaction(database.db, async (tx) => {
+      await tx.query('select 1');
+      // Sent on the next turn of the event loop, once COMMIT is sent.
+      straggler = new Promise((resolve) => setImmediate(resolve))
+        .then(() => tx.query('insert into deadline_marks values (5)'))
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            late = error;
+          },
+        );
+    });
+    await straggler;
+
+    // Assess
+    expect(late).toBeInstanceOf(TransactionEndedError);
+    expect(await marks()).toBe(before);
   });
 });
