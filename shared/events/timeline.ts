@@ -36,6 +36,7 @@ import {
   EventsBackendUnavailableError,
   ValidationError,
 } from '../errors.ts';
+import { formatNanoTime } from '../http/fields.ts';
 import { sanitizeMessage } from '../sanitize/secrets.ts';
 import type { TimelineParameters } from './params.ts';
 import { ownedNamePatterns, type WorkloadKind } from './workload-match.ts';
@@ -45,17 +46,6 @@ const NS_PER_DAY = 86_400_000n * NS_PER_MS;
 export const MAX_WINDOW_DAYS = 14;
 export const DEFAULT_LIMIT = 200;
 export const READ_DEADLINE_MS = 20_000;
-
-/** Nanoseconds as RFC 3339 in UTC, the fraction as long as it needs. */
-export function formatNanoTime(ns: bigint): string {
-  const ms = ns / NS_PER_MS - (ns % NS_PER_MS < 0n ? 1n : 0n);
-  const whole = new Date(Number(ms)).toISOString().slice(0, 19);
-  const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n)
-    .toString()
-    .padStart(9, '0')
-    .replace(/0+$/, '');
-  return `${whole}${fraction === '' ? '' : `.${fraction}`}Z`;
-}
 
 /** Microsecond text PostgreSQL parses exactly: `…T…​.ffffffZ`. */
 function microText(us: bigint): string {

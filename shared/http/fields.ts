@@ -119,10 +119,25 @@ export function parseNanoTime(text: string): bigint | undefined {
   );
 }
 
+/** The millisecond a nanosecond time falls in (floored, before 1970 too). */
+function msOfNanoTime(ns: bigint): bigint {
+  const ms = ns / NS_PER_MS;
+  return ns % NS_PER_MS < 0n ? ms - 1n : ms;
+}
+
 /** Nanoseconds since the epoch as a Date: the millisecond it falls in. */
 function dateOfNanoTime(ns: bigint): Date {
-  const ms = ns / NS_PER_MS;
-  return new Date(Number(ns % NS_PER_MS < 0n ? ms - 1n : ms));
+  return new Date(Number(msOfNanoTime(ns)));
+}
+
+/** Nanoseconds as RFC 3339 in UTC, the fraction as long as it needs. */
+export function formatNanoTime(ns: bigint): string {
+  const whole = dateOfNanoTime(ns).toISOString().slice(0, 19);
+  const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n)
+    .toString()
+    .padStart(9, '0')
+    .replace(/0+$/, '');
+  return `${whole}${fraction === '' ? '' : `.${fraction}`}Z`;
 }
 
 const rfc3339Rule = (name: string) => `${name} must be an RFC 3339 time`;

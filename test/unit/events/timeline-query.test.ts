@@ -3,10 +3,9 @@ import { ValidationError } from '../../../shared/errors.ts';
 import { timelineParameters } from '../../../shared/events/params.ts';
 import {
   agentReportsLastSeen,
-  formatNanoTime,
   timelineQuery,
 } from '../../../shared/events/timeline.ts';
-import { parseNanoTime } from '../../../shared/http/fields.ts';
+import { formatNanoTime, parseNanoTime } from '../../../shared/http/fields.ts';
 
 const NOW = new Date('2026-10-01T12:00:00Z');
 const NS = 1_000_000n;
