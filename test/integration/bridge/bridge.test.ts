@@ -43,49 +43,40 @@ async function stackOf(
 }
 
 describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('forwards a published inventory to the FIFO queue, decoded byte for byte', async () => {
-    // Prepare
-    const s = await stackOf();
-    const bridge = await s.startBridge();
-    const subject = inventorySubject();
-    const body = inventoryBody(20_000);
+  it.each([
+    ['on a server without authentication', false],
+    // The agent's login as the .creds content, the bridge's as a file's
+    // path (NATS_CREDS takes either).
+    [
+      'on a server that asks every client for its .creds, as production does',
+      true,
+    ],
+  ])(
+    'forwards a published inventory to the FIFO queue, decoded byte for byte, %s',
+    async (_, creds) => {
+      // Prepare
+      const s = await stackOf({ creds });
+      const bridge = await s.startBridge();
+      const subject = inventorySubject();
+      const body = inventoryBody(20_000);
 
-    // Act
-    const seq = await s.publish(subject, body);
-    await eventually('the forward', () => bridge.stats().forwarded === 1);
-    const queued = await s.drain();
+      // Act
+      const seq = await s.publish(subject, body);
+      await eventually('the forward', () => bridge.stats().forwarded === 1);
+      const queued = await s.drain();
 
-    // Assess
-    expect(queued).toHaveLength(1);
-    const decoded = await s.decode(queued[0]!);
-    expect(decoded.subject).toBe(subject);
-    expect(decoded.streamSeq).toBe(seq);
-    expect(decoded.json.equals(body)).toBe(true);
-    expect(queued[0]!.Body).toBe(body.toString('utf8'));
-    expect(queued[0]!.Attributes?.MessageGroupId).toBe(
-      subject.split('.').slice(1, 4).join('.'),
-    );
-  });
-
-  it('forwards an inventory on a server that asks every client for its .creds, as production does', async () => {
-    // Prepare: the agent's login as the .creds content, the bridge's as a
-    // file's path (NATS_CREDS takes either).
-    const s = await stackOf({ creds: true });
-    const bridge = await s.startBridge();
-    const subject = inventorySubject();
-    const body = inventoryBody(20_000);
-
-    // Act
-    const seq = await s.publish(subject, body);
-    await eventually('the forward', () => bridge.stats().forwarded === 1);
-    const queued = await s.drain();
-
-    // Assess
-    expect(queued).toHaveLength(1);
-    const decoded = await s.decode(queued[0]!);
-    expect(decoded.streamSeq).toBe(seq);
-    expect(decoded.json.equals(body)).toBe(true);
-  });
+      // Assess
+      expect(queued).toHaveLength(1);
+      const decoded = await s.decode(queued[0]!);
+      expect(decoded.subject).toBe(subject);
+      expect(decoded.streamSeq).toBe(seq);
+      expect(decoded.json.equals(body)).toBe(true);
+      expect(queued[0]!.Body).toBe(body.toString('utf8'));
+      expect(queued[0]!.Attributes?.MessageGroupId).toBe(
+        subject.split('.').slice(1, 4).join('.'),
+      );
+    },
+  );
 
   it('is refused by that server without its .creds, and says so; takes them without their final newline', async () => {
     // Prepare
