@@ -8,8 +8,15 @@ import { readFile } from 'node:fs/promises';
 /** Every `.creds` file holds the user's JWT under this armour line. */
 const CREDS_CONTENT = 'BEGIN NATS USER JWT';
 
-/** The `.creds` content as the client's authenticator takes it. */
-export async function credsBytes(creds: string): Promise<Uint8Array> {
+/**
+ * The `.creds` content as the client's authenticator takes it; undefined
+ * when there is none to log in with (absent or blank: a server without
+ * authentication, and the NATS secret's `creds` of `""`).
+ */
+export async function credsBytes(
+  creds: string | undefined,
+): Promise<Uint8Array | undefined> {
+  if (!creds?.trim()) return undefined;
   const text = creds.includes(CREDS_CONTENT)
     ? creds
     : await readCredsFile(creds.trim());

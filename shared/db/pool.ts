@@ -313,7 +313,6 @@ export async function withTransaction<T>(
     }
     throw translateDbError(error);
   } finally {
-    ended = true;
     if (timer) clearTimeout(timer);
     client.removeListener('error', onLost);
     client.release(broken);

@@ -46,7 +46,7 @@ export interface LiveNats {
 /** Opens a connection that reconnects forever and reports its state. */
 export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
   const { connect, credsAuthenticator } = await natsClient();
-  const creds = target.creds?.trim() ? target.creds : undefined;
+  const creds = await credsBytes(target.creds);
   const connection = await connect({
     servers: target.url,
     name: 'k8s-inventory-api',
@@ -57,9 +57,7 @@ export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
     // traces, in case it fails: about 0.1 ms a read). Every request starts
     // in kubeQuery, and its failures are mapped by type and logged by name.
     noAsyncTraces: true,
-    ...(creds
-      ? { authenticator: credsAuthenticator(await credsBytes(creds)) }
-      : {}),
+    ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),
   });
   let up = true;
   void (async () => {

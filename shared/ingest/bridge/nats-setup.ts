@@ -67,11 +67,7 @@ export interface ConsumerSettings {
 export async function connectNats(
   options: NatsConnectOptions,
 ): Promise<NatsConnection> {
-  const creds = options.creds;
-  const authenticator =
-    creds === undefined
-      ? undefined
-      : credsAuthenticator(await credsBytes(creds));
+  const creds = await credsBytes(options.creds);
   return connect({
     servers: options.url,
     name: options.name ?? 'k8s-inventory-bridge',
@@ -79,7 +75,7 @@ export async function connectNats(
     reconnectTimeWait: 2_000,
     // ECS may start the bridge before NATS answers: keep trying.
     waitOnFirstConnect: options.waitOnFirstConnect ?? true,
-    ...(authenticator === undefined ? {} : { authenticator }),
+    ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),
   });
 }
 
