@@ -110,7 +110,10 @@ const { agent_id: agentId } = await queryOne<{ agent_id: string }>(
 const liveAgent = forkTs(
   './live-agent.ts',
   [stage.nats.url, agentId, 'as-read'],
-  { NATS_CREDS: (await stage.nats.userCreds('bench-live-agent'))! },
+  {
+    NATS_CREDS: (await stage.nats.userCreds('bench-live-agent'))!,
+    NATS_CA: stage.nats.ca!.file,
+  },
 );
 await nextMessage(liveAgent);
 

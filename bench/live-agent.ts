@@ -5,7 +5,8 @@
  * and `as-read` for the Deployment as its cluster served it rather than
  * grown to 100 KB), reading the benchmark's cluster from a fake Kubernetes
  * API server in this process; then it tells its parent it is ready. It
- * logs in as an agent does, with NATS_CREDS when its environment has it.
+ * logs in as an agent does, with NATS_CREDS and NATS_CA when its
+ * environment has them.
  */
 
 import { startKubeQueryResponder } from '../shared/agent/responder.ts';
@@ -26,6 +27,7 @@ kube.setLogs('icx', 'icx-db-1', 'app', cluster.logLines);
 const nc = await connectNats({
   url: natsUrl,
   ...(process.env.NATS_CREDS ? { creds: process.env.NATS_CREDS } : {}),
+  ...(process.env.NATS_CA ? { ca: process.env.NATS_CA } : {}),
   name: 'bench-live-agent',
   waitOnFirstConnect: false,
 });

@@ -3,8 +3,9 @@
  * [--file x.json] [--gzip]`: publishes one inventory on
  * `proxima.{client}.{env}.{agent_id}.kubernetes` (JetStream, waits for the
  * ack). Defaults: internal development test-cluster (SEED_DEFAULTS),
- * NATS_URL, else the local stack's address, else nats://127.0.0.1:4222. The agent id is derived from the three names, so
- * reseeding updates the same cluster.
+ * NATS_URL (logged in with NATS_CREDS and NATS_CA, as the agent logs in),
+ * else the local stack's address, else nats://127.0.0.1:4222. The agent id
+ * is derived from the three names, so reseeding updates the same cluster.
  *
  * The inventory: --file (its agent_id, timestamp and cluster name are set to
  * this seed's), else --size from the generator, else the current
@@ -17,13 +18,15 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { jetstream } from '@nats-io/jetstream';
-import { connect, headers } from '@nats-io/transport-node';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { readLocalNatsUrl } from '../infra/local/nats-address.ts';
 import { reachableKubeApi } from '../shared/agent/kube-api.ts';
 import { collectInventory } from '../shared/agent/list.ts';
 import { AGENT_VERSION } from '../shared/agent/version.ts';
 import { getConfig } from '../shared/config.ts';
 import { RejectedInventoryError } from '../shared/errors.ts';
+import { connectNats } from '../shared/ingest/bridge/nats-setup.ts';
+import { natsTargetOf } from '../shared/nats-login.ts';
 import { parseInventory } from '../shared/wire/inventory.ts';
 import { inventorySubject, parseSubject } from '../shared/wire/subject.ts';
 import { generateInventory, type SizeName } from '../test/fixtures/generate.ts';
@@ -152,11 +155,17 @@ try {
 const json = Buffer.from(JSON.stringify(message));
 const body = values.gzip ? gzipSync(json) : json;
 
-const natsUrl =
-  config.NATS_URL ?? readLocalNatsUrl(config.DATA_DIR) ?? DEFAULT_NATS_URL;
-let nc: Awaited<ReturnType<typeof connect>>;
+const nats = natsTargetOf(config) ?? {
+  url: readLocalNatsUrl(config.DATA_DIR) ?? DEFAULT_NATS_URL,
+};
+const natsUrl = nats.url;
+let nc: NatsConnection;
 try {
-  nc = await connect({ servers: natsUrl, name: 'k8s-inventory-seed' });
+  nc = await connectNats({
+    ...nats,
+    name: 'k8s-inventory-seed',
+    waitOnFirstConnect: false,
+  });
 } catch (error) {
   fail(
     `cannot reach NATS at ${natsUrl} (${(error as Error).message}): is the local stack running (npm start)? Set NATS_URL if it printed another address.`,

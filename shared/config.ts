@@ -174,9 +174,14 @@ const VARIABLES = {
   LAMBDA_TASK_ROOT: () => z.optional(z.string()),
 
   // NATS and the bridge.
+  // Where NATS is and how to log in (shared/nats-login.ts): NATS_URL with
+  // NATS_CREDS and NATS_CA, or the NATS secret ({url, creds, ca}): its JSON
+  // in NATS_SECRET (the bridge, as ECS injects it) or its name or ARN in
+  // NATS_SECRET_ID (the API's live reads, read through the extension).
   NATS_URL: () => z.optional(z.string()),
   NATS_CREDS: () => z.optional(z.string()),
-  /** AWS, the API's live reads: the bridge's NATS secret ({url, creds}), name or ARN. */
+  NATS_CA: () => z.optional(z.string()),
+  NATS_SECRET: () => z.optional(z.string()),
   NATS_SECRET_ID: () => z.optional(z.string()),
   NATS_STREAM: () => z._default(z.string(), DEFAULT_STREAM),
   NATS_CONSUMER: () => z._default(z.string(), DEFAULT_CONSUMER),

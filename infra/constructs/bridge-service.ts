@@ -117,8 +117,10 @@ export class BridgeService extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       },
       secrets: {
-        NATS_URL: ecs.Secret.fromSecretsManager(props.natsSecret, 'url'),
-        NATS_CREDS: ecs.Secret.fromSecretsManager(props.natsSecret, 'creds'),
+        // The whole secret ({url, creds, ca}), read by the rule the live
+        // reads use (shared/nats-login.ts): a field named here that the
+        // secret lacks (an optional `ca`) would stop the task from starting.
+        NATS_SECRET: ecs.Secret.fromSecretsManager(props.natsSecret),
       },
       // node:22-slim has no curl; Node's fetch asks the bridge itself.
       healthCheck: {

@@ -29,6 +29,11 @@ export interface SpawnNatsServerOptions {
    * memory. Clients must then log in with a user's `.creds`.
    */
   operator?: NatsOperatorAuth;
+  /**
+   * Clients must speak TLS, with this certificate (PEM files); the INFO
+   * line still comes first in the clear, as NATS's protocol has it.
+   */
+  tls?: { certFile: string; keyFile: string };
 }
 
 export interface NatsOperatorAuth {
@@ -84,6 +89,14 @@ export async function spawnNatsServer(
     `  store_dir: ${JSON.stringify(storeDir)}`,
     `}`,
     ...(options.operator ? operatorConfig(options.operator) : []),
+    ...(options.tls
+      ? [
+          'tls {',
+          `  cert_file: ${JSON.stringify(options.tls.certFile)}`,
+          `  key_file: ${JSON.stringify(options.tls.keyFile)}`,
+          '}',
+        ]
+      : []),
     '',
   ].join('\n');
   await writeFile(configPath, config);

@@ -25,6 +25,7 @@ import { setDb } from '../../shared/db/process-pool.ts';
 import type { FunctionKind } from '../../shared/db/roles.ts';
 import { setLiveNatsTarget } from '../../shared/live/nats.ts';
 import { setMetricsStore } from '../../shared/metrics/context.ts';
+import { natsTargetOf } from '../../shared/nats-login.ts';
 import { logger } from '../../shared/observability/logger.ts';
 import { ensureTenant } from '../../shared/tenancy/tenants.ts';
 import { startApiServer } from './api-server.ts';
@@ -165,8 +166,10 @@ export async function startLocalStack(
     }
 
     // NATS --------------------------------------------------------------
-    let natsUrl = config.NATS_URL;
-    if (natsUrl === undefined) {
+    // A server of the user's (NATS_URL or NATS_SECRET) is logged in to as
+    // configured, by the bridge and the live reads alike; else our own.
+    let natsTarget = natsTargetOf(config);
+    if (natsTarget === undefined) {
       const port = (await isPortFree(DEFAULT_NATS_PORT))
         ? DEFAULT_NATS_PORT
         : 0;
@@ -176,7 +179,7 @@ export async function startLocalStack(
           port,
         });
         stops.push(() => nats.stop());
-        natsUrl = nats.url;
+        natsTarget = { url: nats.url };
         stops.push(await writeLocalNatsUrl(dataDir, nats.url));
         say(
           port === DEFAULT_NATS_PORT
@@ -198,7 +201,8 @@ export async function startLocalStack(
     }
 
     // Live reads ask agents over the same server.
-    await setLiveNatsTarget({ url: natsUrl, creds: config.NATS_CREDS });
+    const natsUrl = natsTarget.url;
+    await setLiveNatsTarget(natsTarget);
     stops.push(() => setLiveNatsTarget(undefined));
 
     // SQS and S3 --------------------------------------------------------
@@ -227,7 +231,7 @@ export async function startLocalStack(
     const ingest = await startIngest({
       db,
       bridgeDb,
-      nats: { url: natsUrl, name: 'k8s-inventory-local-bridge' },
+      nats: { ...natsTarget, name: 'k8s-inventory-local-bridge' },
       sqs: queues.sqs,
       s3: queues.s3,
       queueUrl: queues.queueUrl,

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Config, ConfigError } from '../config.ts';
+import { natsTargetOf } from '../nats-login.ts';
 import type { AgentOptions } from './agent.ts';
 import { type ResolvedAgentId, resolveAgentId } from './agent-id.ts';
 
@@ -21,9 +22,13 @@ export async function agentOptionsFromConfig(
   config: Config,
   overrides: AgentConfigOverrides = {},
 ): Promise<AgentOptions & { agentIdSource: ResolvedAgentId['source'] }> {
-  const natsUrl = config.NATS_URL ?? overrides.natsUrlFallback;
+  const nats =
+    natsTargetOf(config) ??
+    (overrides.natsUrlFallback
+      ? { url: overrides.natsUrlFallback }
+      : undefined);
   const missing = [
-    ...(natsUrl ? [] : ['NATS_URL']),
+    ...(nats ? [] : ['NATS_URL']),
     ...(['PROXIMA_CLIENT', 'PROXIMA_ENVIRONMENT'] as const).filter(
       (name) => !config[name],
     ),
@@ -50,10 +55,7 @@ export async function agentOptionsFromConfig(
   });
   return {
     kubeConfig,
-    nats: {
-      url: natsUrl!,
-      ...(config.NATS_CREDS ? { creds: config.NATS_CREDS } : {}),
-    },
+    nats: nats!,
     client: config.PROXIMA_CLIENT!,
     environment: config.PROXIMA_ENVIRONMENT!,
     agentId: resolved.agentId,

@@ -6,6 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type Config, ConfigError } from '../config.ts';
 import { getDb } from '../db/process-pool.ts';
+import { natsTargetOf } from '../nats-login.ts';
 import { s3FromConfig, sqsFromConfig } from './aws-clients.ts';
 import { Bridge, type BridgeOptions } from './bridge/index.ts';
 import { bridgeRejectionRecorder } from './rejections.ts';
@@ -21,12 +22,14 @@ export function createBridgeFromConfig(
   config: Config,
   overrides: BridgeOverrides = {},
 ): Bridge {
-  const missing = (['NATS_URL', 'QUEUE_URL', 'CLAIM_BUCKET'] as const).filter(
-    (name) => !config[name],
-  );
+  const nats = natsTargetOf(config);
+  const missing = [
+    ...(nats ? [] : ['NATS_URL']),
+    ...(['QUEUE_URL', 'CLAIM_BUCKET'] as const).filter((name) => !config[name]),
+  ];
   if (missing.length > 0) {
     throw new ConfigError(
-      `invalid configuration:\n${missing.map((name) => `${name}: required by the bridge`).join('\n')}`,
+      `invalid configuration:\n${missing.map((name) => `${name}: required by the bridge${name === 'NATS_URL' ? ' (or NATS_SECRET)' : ''}`).join('\n')}`,
     );
   }
   const sqs = overrides.sqs ?? sqsFromConfig(config);
@@ -48,10 +51,7 @@ export function createBridgeFromConfig(
         )
       : undefined);
   return new Bridge({
-    nats: {
-      url: config.NATS_URL!,
-      ...(config.NATS_CREDS ? { creds: config.NATS_CREDS } : {}),
-    },
+    nats: nats!,
     stream: config.NATS_STREAM,
     consumer: config.NATS_CONSUMER,
     subjectFilter: config.NATS_SUBJECT_FILTER,

@@ -1,9 +1,11 @@
 /**
  * The API's NATS connection for live reads: one per process (per Lambda
  * instance), opened on first use from the configuration and shared by every
- * request. Locally NATS_URL (and NATS_CREDS); in AWS the bridge's NATS
- * secret (NATS_SECRET_ID, its name or ARN; JSON `{url, creds}`, read once
- * per cold start, shared/secret-value.ts).
+ * request. Locally NATS_URL (with NATS_CREDS and NATS_CA); in AWS the
+ * bridge's NATS secret (NATS_SECRET_ID, its name or ARN; JSON `{url, creds,
+ * ca}`, read once per cold start, shared/secret-value.ts). A `ca` is how a
+ * server whose certificate a private authority signed is trusted: the
+ * functions' NODE_EXTRA_CA_CERTS holds the database's bundle.
  * No configured server, a server that cannot be reached, or a connection
  * that is down right now: there is no connection, and the route answers
  * 503 live_unavailable instead of letting the request wait out its 15 s.
@@ -15,17 +17,18 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
-import { credsBytes } from '../nats-creds.ts';
+import {
+  type NatsTarget,
+  natsLoginOptions,
+  natsTargetOf,
+  parseNatsSecret,
+} from '../nats-login.ts';
 import { logger } from '../observability/logger.ts';
 import { readSecretString } from '../secret-value.ts';
 import { commandSubject } from './kube-query.ts';
 
-/** Where live reads connect; undefined: no NATS configured. */
-export interface LiveNatsTarget {
-  url: string;
-  /** A `.creds` file's content or path; empty or absent for no authentication. */
-  creds?: string | undefined;
-}
+/** Where live reads connect and how they log in (shared/nats-login.ts). */
+export type LiveNatsTarget = NatsTarget;
 
 /**
  * The NATS client, loaded when a live read first connects: a route that
@@ -46,9 +49,8 @@ export interface LiveNats {
 /** Opens a connection that reconnects forever and reports its state. */
 export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
   const { connect, credsAuthenticator } = await natsClient();
-  const creds = await credsBytes(target.creds);
   const connection = await connect({
-    servers: target.url,
+    ...(await natsLoginOptions(target, credsAuthenticator)),
     name: 'k8s-inventory-api',
     timeout: CONNECT_TIMEOUT_MS,
     maxReconnectAttempts: -1,
@@ -57,7 +59,6 @@ export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
     // traces, in case it fails: about 0.1 ms a read). Every request starts
     // in kubeQuery, and its failures are mapped by type and logged by name.
     noAsyncTraces: true,
-    ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),
   });
   let up = true;
   void (async () => {
@@ -79,22 +80,10 @@ export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
 export async function resolveLiveNatsTarget(
   config: Config,
 ): Promise<LiveNatsTarget | undefined> {
-  if (config.NATS_URL) {
-    return { url: config.NATS_URL, creds: config.NATS_CREDS };
-  }
+  const configured = natsTargetOf(config);
+  if (configured) return configured;
   if (!config.NATS_SECRET_ID) return undefined;
-  const text = await readSecretString(config, config.NATS_SECRET_ID);
-  const value = JSON.parse(text ?? '{}') as {
-    url?: unknown;
-    creds?: unknown;
-  };
-  if (typeof value.url !== 'string' || value.url === '') {
-    throw new Error('the NATS secret has no url');
-  }
-  return {
-    url: value.url,
-    creds: typeof value.creds === 'string' ? value.creds : undefined,
-  };
+  return parseNatsSecret(await readSecretString(config, config.NATS_SECRET_ID));
 }
 
 /**

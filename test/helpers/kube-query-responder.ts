@@ -18,6 +18,7 @@ import {
   type KubeQueryRequest,
   kubeQueryRequestSchema,
 } from '../../shared/live/kube-query.ts';
+import type { NatsTarget } from '../../shared/nats-login.ts';
 
 export type Answer = (
   request: KubeQueryRequest,
@@ -32,7 +33,7 @@ export interface TestResponder {
 }
 
 /** Where to listen: a server's URL, and its `.creds` when it asks for them. */
-export type ResponderServer = string | { url: string; creds: string };
+export type ResponderServer = string | NatsTarget;
 
 async function listen(
   server: ResponderServer,
@@ -40,7 +41,8 @@ async function listen(
   name: string,
   answer: Answer | undefined,
 ): Promise<TestResponder> {
-  // On a server that asks for .creds, the agent's own login (connectNats).
+  // On a server that asks for .creds (and TLS), the agent's own login
+  // (connectNats).
   const nc: NatsConnection =
     typeof server === 'string'
       ? await connect({ servers: server, name })

@@ -13,9 +13,12 @@
  *   for the stand-in's), else with the SDK; the schema owner's secret for
  *   migrate;
  * - nats-server in operator mode, as production's asks every client for its
- *   `.creds` (the live reads' NATS secret holds its URL and an API user's
- *   creds, as in AWS; `nats.userCreds` makes an agent's), fauxqs for S3
- *   (claim checks), a stub Prometheus workspace.
+ *   `.creds`, and requiring TLS with a certificate of the run's own
+ *   authority, as a server a private CA signed (the live reads' NATS secret
+ *   holds its URL, an API user's creds and that authority, `{url, creds,
+ *   ca}`, as in AWS; `nats.userCreds` makes an agent's, `nats.ca` is the
+ *   authority's file and PEM), fauxqs for S3 (claim checks), a stub
+ *   Prometheus workspace.
  *
  * `environmentOf` is the environment Lambda would give a function with
  * those endpoints swapped in; a value still naming AWS fails.
@@ -129,7 +132,7 @@ export async function startLambdaStage(
   const logins = await createFunctionLogins(owner);
   const [sqs, nats] = await Promise.all([
     startSqs(),
-    startNatsServer({ creds: true }),
+    startNatsServer({ creds: true, tls: true }),
   ]);
   const upstream = new URL(url);
   const proxy = await startTlsProxy({
@@ -145,7 +148,11 @@ export async function startLambdaStage(
   const runSecrets = new Map<string, string>([
     [
       NATS_SECRET_NAME,
-      JSON.stringify({ url: nats.url, creds: await nats.userCreds('api') }),
+      JSON.stringify({
+        url: nats.url,
+        creds: await nats.userCreds('api'),
+        ca: nats.ca!.pem,
+      }),
     ],
   ]);
   const templateSecrets = new Map<string, string>();

@@ -2,17 +2,21 @@
  * A real nats-server per suite (the nats.js way), with JetStream and the
  * local stack's 8 MB `max_payload`, in a temp dir removed on stop; with
  * `creds`, in operator mode as production's server runs, every client
- * logging in with a user's `.creds`.
+ * logging in with a user's `.creds`; with `tls`, requiring TLS with a
+ * certificate of the run's own authority, as a server a private CA signed.
  */
 import { rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnNatsServer } from '../../infra/local/nats-server.ts';
 import { type NatsAccounts, natsAccounts } from './nats-creds.ts';
+import { makeCertificate } from './tls-certificate.ts';
 
 export interface TestNatsServer {
   url: string;
+  /** With `tls`: PEM of the authority the server's certificate chains to, and its file. */
+  ca?: { pem: string; file: string };
   /** With `creds`: a new user's `.creds` content; else undefined. */
   userCreds(name: string): Promise<string | undefined>;
   stop(): Promise<void>;
@@ -21,6 +25,8 @@ export interface TestNatsServer {
 export interface TestNatsOptions {
   /** Operator mode: a client must log in with a user's `.creds`. */
   creds?: boolean;
+  /** Clients must speak TLS; the certificate chains to the run's own authority. */
+  tls?: boolean;
 }
 
 /**
@@ -38,13 +44,24 @@ export async function startNatsServer(
   const removeOnExit = () => rmSync(dir, { recursive: true, force: true });
   process.once('exit', removeOnExit);
   try {
+    const certificate = options.tls ? makeCertificate(dir) : undefined;
     const server = await spawnNatsServer({
       dataDir: dir,
       port: 0,
       ...(accounts ? { operator: accounts.operator } : {}),
+      ...(certificate ? { tls: certificate } : {}),
     });
     return {
-      url: server.url,
+      // tls:// as a TLS server's address is written (nats.js takes either).
+      url: certificate ? server.url.replace(/^nats:/, 'tls:') : server.url,
+      ...(certificate
+        ? {
+            ca: {
+              pem: await readFile(certificate.certFile, 'utf8'),
+              file: certificate.certFile,
+            },
+          }
+        : {}),
       userCreds: async (name) => accounts?.userCreds(name),
       async stop() {
         await server.stop();

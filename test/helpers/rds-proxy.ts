@@ -24,7 +24,6 @@
  * client: the stand-in resets where RDS Proxy would pin. Otherwise the
  * backend is closed.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,6 +31,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext, TLSSocket } from 'node:tls';
+import { makeCertificate } from './tls-certificate.ts';
 
 export interface TlsProxy {
   host: string;
@@ -70,36 +70,6 @@ interface Sasl {
 }
 // pg's own SCRAM-SHA-256 client; pg ships no types for it.
 const sasl = createRequire(import.meta.url)('pg/lib/crypto/sasl.js') as Sasl;
-
-/** A certificate for localhost and 127.0.0.1, self-signed, for one run. */
-function makeCertificate(dir: string): { key: string; cert: string } {
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(keyFile, 'utf8'), cert: certFile };
-}
 
 interface Message {
   type: string;
@@ -364,8 +334,11 @@ export async function startTlsProxy(upstream: {
   port: number;
 }): Promise<TlsProxy> {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-proxy-'));
-  const { key, cert } = makeCertificate(dir);
-  const context = createSecureContext({ key, cert: readFileSync(cert) });
+  const { keyFile, certFile: cert } = makeCertificate(dir);
+  const context = createSecureContext({
+    key: readFileSync(keyFile),
+    cert: readFileSync(cert),
+  });
   const sockets = new Set<Socket>();
   const idle = new Map<string, Backend[]>();
   let backendsOpened = 0;

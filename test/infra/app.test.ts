@@ -617,10 +617,19 @@ describe('ingest', () => {
       RuntimePlatform: { CpuArchitecture: 'ARM64' },
       ContainerDefinitions: [
         Match.objectLike({
-          Secrets: Match.arrayWith([
-            Match.objectLike({ Name: 'NATS_URL' }),
-            Match.objectLike({ Name: 'NATS_CREDS' }),
-          ]),
+          // The whole secret, not a field of it: ECS refuses to start a
+          // task whose secret lacks a field it names (an optional ca).
+          Secrets: [
+            Match.objectLike({
+              Name: 'NATS_SECRET',
+              ValueFrom: Match.objectLike({
+                'Fn::Join': [
+                  '',
+                  Match.arrayWith([':secret:k8s-inventory/nats']),
+                ],
+              }),
+            }),
+          ],
           HealthCheck: Match.objectLike({
             Command: Match.arrayWith(['CMD']),
           }),

@@ -93,6 +93,7 @@ beforeAll(async () => {
   stage = await startLambdaStage(database.url, database.db);
   // The in-process handlers compared with the bundles read this.
   process.env.NATS_URL = stage.nats.url;
+  process.env.NATS_CA = stage.nats.ca!.file;
   process.env.METRICS_URL = `${stage.secrets.endpoint}/workspaces/local`;
 }, 600_000);
 
@@ -442,6 +443,7 @@ describe('the API functions, as the HTTP API invokes them behind its JWT authori
       {
         url: stage.nats.url,
         creds: (await stage.nats.userCreds('cluster-agent'))!,
+        ca: stage.nats.ca!.file,
       },
       agentId,
       agentReply,

@@ -18,7 +18,7 @@ import {
   type NatsConnection,
   nanos,
 } from '@nats-io/transport-node';
-import { credsBytes } from '../../nats-creds.ts';
+import { natsLoginOptions } from '../../nats-login.ts';
 import { logger } from '../../observability/logger.ts';
 import {
   type BridgeOptions,
@@ -67,15 +67,13 @@ export interface ConsumerSettings {
 export async function connectNats(
   options: NatsConnectOptions,
 ): Promise<NatsConnection> {
-  const creds = await credsBytes(options.creds);
   return connect({
-    servers: options.url,
+    ...(await natsLoginOptions(options, credsAuthenticator)),
     name: options.name ?? 'k8s-inventory-bridge',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 2_000,
     // ECS may start the bridge before NATS answers: keep trying.
     waitOnFirstConnect: options.waitOnFirstConnect ?? true,
-    ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),
   });
 }
 

@@ -4,6 +4,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsTarget } from '../../nats-login.ts';
 
 /** The stream, durable consumer and filter the bridge reads unless configured otherwise. */
 export const DEFAULT_STREAM = 'EVENTS';
@@ -35,10 +36,8 @@ export interface SentEntry {
   sqsMessageId: string;
 }
 
-export interface NatsConnectOptions {
-  url: string;
-  /** A `.creds` file's content, or its path. */
-  creds?: string;
+/** Where to connect and how to log in (shared/nats-login.ts), and the client's name. */
+export interface NatsConnectOptions extends NatsTarget {
   name?: string;
   /**
    * Keep trying a server that does not answer yet (default). False: the

@@ -16,6 +16,7 @@ import {
 } from '../../../shared/collector/collect.ts';
 import type { K8sObject } from '../../../shared/collector/k8s.ts';
 import { query } from '../../../shared/db/pool.ts';
+import { connectNats } from '../../../shared/ingest/bridge/nats-setup.ts';
 import { commandSubject } from '../../../shared/live/kube-query.ts';
 import { freePort } from '../../../shared/process/supervise.ts';
 import {
@@ -34,6 +35,7 @@ import {
   startFakeKube,
 } from '../../helpers/fake-kube.ts';
 import { countRows } from '../../helpers/inventory-db.ts';
+import { startNatsServer } from '../../helpers/nats.ts';
 import { allRealObjects } from '../../helpers/real-fixtures.ts';
 import { eventually, startWorld, type World } from '../ingest/support.ts';
 
@@ -569,6 +571,59 @@ describe('the cluster agent', () => {
     // Assess
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('agent --once failed');
+  });
+
+  it('--once publishes over TLS to a server a private authority signed, logged in by NATS_CREDS and trusting NATS_CA, as the manifest mounts them', {
+    timeout: 120_000,
+  }, async () => {
+    // Prepare: production's shape of server, and the files the agent's
+    // Secret mounts (infra/agent/deployment.yaml).
+    const server = await startNatsServer({ creds: true, tls: true });
+    try {
+      const credsFile = join(dir, 'tls-agent.creds');
+      await writeFile(credsFile, (await server.userCreds('agent'))!, {
+        mode: 0o600,
+      });
+      const reader = await connectNats({
+        url: server.url,
+        creds: (await server.userCreds('reader'))!,
+        ca: server.ca!.pem,
+        waitOnFirstConnect: false,
+      });
+      const jsm = await jetstreamManager(reader);
+      await jsm.streams.add({
+        name: DEFAULT_STREAM,
+        subjects: ['proxima.*.*.*.*'],
+      });
+      const agentId = randomUUID();
+      const env = {
+        KUBECONFIG: kubeconfigPath,
+        NATS_URL: server.url,
+        NATS_CREDS: credsFile,
+        PROXIMA_CLIENT: world.tenant.clientSlug,
+        PROXIMA_ENVIRONMENT: world.tenant.envSlug,
+        PROXIMA_AGENT_ID: agentId,
+      };
+
+      // Act
+      const trusting = await runOnceProcess({
+        ...env,
+        NATS_CA: server.ca!.file,
+      });
+      const untrusting = await runOnceProcess(env);
+
+      // Assess
+      expect(trusting).toEqual({ code: 0, stderr: '' });
+      const stored = await jsm.streams.getMessage(DEFAULT_STREAM, {
+        last_by_subj: world.subjectFor(agentId),
+      });
+      expect(stored?.seq).toBe(1);
+      expect(untrusting.code).toBe(1);
+      expect(untrusting.stderr).toMatch(/self[- ]signed certificate/i);
+      await reader.close();
+    } finally {
+      await server.stop();
+    }
   });
 
   it('--once refuses a configuration without its tenant, naming each variable', {

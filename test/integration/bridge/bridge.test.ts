@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../shared/config.ts';
 import { armFault, InjectedFault } from '../../../shared/faults.ts';
 import {
   BridgeConnectionLostError,
@@ -9,6 +10,7 @@ import {
   type RejectInfo,
 } from '../../../shared/ingest/bridge/index.ts';
 import { connectNats } from '../../../shared/ingest/bridge/nats-setup.ts';
+import { createBridgeFromConfig } from '../../../shared/ingest/bridge-config.ts';
 import { QueueAttribute } from '../../../shared/ingest/queue-message.ts';
 import {
   createS3Client,
@@ -35,9 +37,7 @@ afterEach(async () => {
   stack = undefined;
 });
 
-async function stackOf(
-  options: { maxMessageBytes?: number; creds?: boolean } = {},
-) {
+async function stackOf(options: Parameters<typeof startStack>[0] = {}) {
   stack = await startStack(options);
   return stack;
 }
@@ -77,6 +77,45 @@ describe('Bridge', { timeout: TEST_TIMEOUT_MS }, () => {
       );
     },
   );
+
+  it('forwards over TLS from a server a private authority signed, configured as ECS configures it: the NATS secret whole in NATS_SECRET', async () => {
+    // Prepare: the task's environment (infra/constructs/bridge-service.ts)
+    // holds the secret's JSON, its `.creds` and its authority inline.
+    const s = await stackOf({ creds: true, tls: true });
+    const bridge = createBridgeFromConfig(
+      parseConfig({
+        NATS_SECRET: JSON.stringify({
+          url: s.nats.url,
+          creds: await s.nats.userCreds('ecs-bridge'),
+          ca: s.nats.ca!.pem,
+        }),
+        NATS_CREATE_STREAM: 'true',
+        QUEUE_URL: s.sqs.queueUrl,
+        CLAIM_BUCKET: s.sqs.bucket,
+        BRIDGE_HEALTH_PORT: '0',
+      }),
+      { sqs: s.sqs.sqs, s3: s.sqs.s3, onReject: async () => {} },
+    );
+    s.bridges.push(bridge);
+    await bridge.start();
+    const subject = inventorySubject();
+
+    // Act
+    const seq = await s.publish(subject, inventoryBody(2_000));
+    await eventually('the forward', () => bridge.stats().forwarded === 1);
+
+    // Assess
+    const queued = await s.drain();
+    expect(queued.map(queuedSeq)).toEqual([seq]);
+    // Without the authority the same server is not trusted.
+    await expect(
+      connectNats({
+        url: s.nats.url,
+        creds: (await s.nats.userCreds('no-ca'))!,
+        waitOnFirstConnect: false,
+      }),
+    ).rejects.toThrow(/self[- ]signed certificate/i);
+  });
 
   it('is refused by that server without its .creds, and says so; takes them without their final newline', async () => {
     // Prepare

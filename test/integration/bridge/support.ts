@@ -85,20 +85,26 @@ export interface Stack {
  * A nats-server, fauxqs, and a publishing connection. With `creds` the
  * server runs in operator mode: the publisher logs in as the agent does
  * (connectNats, its `.creds` content) and each bridge with `.creds` of its
- * own, given as a file's path.
+ * own, given as a file's path. With `tls` the server requires TLS with a
+ * certificate of the run's own authority, which the publisher trusts by
+ * its file as an agent does (NATS_CA).
  */
 export async function startStack(
-  options: { maxMessageBytes?: number; creds?: boolean } = {},
+  options: { maxMessageBytes?: number; creds?: boolean; tls?: boolean } = {},
 ): Promise<Stack> {
-  const nats = await startNatsServer({ creds: options.creds ?? false });
+  const nats = await startNatsServer({
+    creds: options.creds ?? false,
+    tls: options.tls ?? false,
+  });
   const sqs = await startSqs(options);
   const publisherCreds = await nats.userCreds('test-publisher');
   const nc =
-    publisherCreds === undefined
+    publisherCreds === undefined && nats.ca === undefined
       ? await connect({ servers: nats.url, name: 'test-publisher' })
       : await connectNats({
           url: nats.url,
-          creds: publisherCreds,
+          ...(publisherCreds ? { creds: publisherCreds } : {}),
+          ...(nats.ca ? { ca: nats.ca.file } : {}),
           name: 'test-publisher',
           waitOnFirstConnect: false,
         });
@@ -120,7 +126,11 @@ export async function startStack(
         await writeFile(credsFile, creds, { mode: 0o600 });
       }
       const bridge = new Bridge({
-        nats: { url: nats.url, ...(credsFile ? { creds: credsFile } : {}) },
+        nats: {
+          url: nats.url,
+          ...(credsFile ? { creds: credsFile } : {}),
+          ...(nats.ca ? { ca: nats.ca.file } : {}),
+        },
         stream: STREAM,
         consumer: CONSUMER,
         subjectFilter: FILTER,

@@ -3,7 +3,9 @@
  * `.creds`, as production's does: the API's connection logs in with the
  * NATS secret's `creds` (the file's content) or the local stack's
  * NATS_CREDS (the content or a file's path, as the agent and the bridge
- * take it), and its request reaches an agent logged in the same way.
+ * take it), and its request reaches an agent logged in the same way. On a
+ * server that also requires TLS with a certificate a private authority
+ * signed, the connection trusts the secret's `ca` (or NATS_CA), and only it.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import {
   type LiveNatsTarget,
   resolveLiveNatsTarget,
 } from '../../../shared/live/nats.ts';
+import { parseNatsSecret } from '../../../shared/nats-login.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
 
 const AGENT_ID = 'agent-login-test';
@@ -33,18 +36,7 @@ let apiCreds: string;
 beforeAll(async () => {
   nats = await startNatsServer({ creds: true });
   // The agent logs in as it does in a cluster (connectNats, NATS_CREDS).
-  agent = await connectNats({
-    url: nats.url,
-    creds: (await nats.userCreds('agent'))!,
-    name: 'test-agent',
-    waitOnFirstConnect: false,
-  });
-  agent.subscribe(commandSubject(AGENT_ID), {
-    callback: (error, msg) => {
-      if (!error) msg.respond(JSON.stringify(REPLY));
-    },
-  });
-  await agent.flush();
+  agent = await startAgent(nats);
   apiCreds = (await nats.userCreds('api'))!;
   dir = await mkdtemp(join(tmpdir(), 'live-creds-'));
 });
@@ -54,6 +46,27 @@ afterAll(async () => {
   await nats?.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** An agent answering on `server`, logged in as the agent does. */
+async function startAgent(
+  server: TestNatsServer,
+  ca?: string,
+): Promise<NatsConnection> {
+  const connection = await connectNats({
+    url: server.url,
+    creds: (await server.userCreds('agent'))!,
+    ...(ca ? { ca } : {}),
+    name: 'test-agent',
+    waitOnFirstConnect: false,
+  });
+  connection.subscribe(commandSubject(AGENT_ID), {
+    callback: (error, msg) => {
+      if (!error) msg.respond(JSON.stringify(REPLY));
+    },
+  });
+  await connection.flush();
+  return connection;
+}
 
 async function askAgent(target: LiveNatsTarget | undefined) {
   const provider = new LiveNatsProvider(async () => target);
@@ -114,5 +127,88 @@ describe('the live reads on a NATS server that asks for .creds', () => {
       code: 'live_unavailable',
       status: 503,
     });
+  });
+});
+
+describe('the live reads on a NATS server that requires TLS with a private authority', () => {
+  let tlsNats: TestNatsServer;
+  let tlsAgent: NatsConnection;
+  let secretCreds: string;
+  let ca: { pem: string; file: string };
+
+  beforeAll(async () => {
+    tlsNats = await startNatsServer({ creds: true, tls: true });
+    ca = tlsNats.ca!;
+    // The agent in its cluster trusts the authority by NATS_CA's file.
+    tlsAgent = await startAgent(tlsNats, ca.file);
+    secretCreds = (await tlsNats.userCreds('api'))!;
+  });
+
+  afterAll(async () => {
+    await tlsAgent?.drain();
+    await tlsNats?.stop();
+  });
+
+  it('trust the NATS secret’s ca, read as the functions read the secret, and reach the agent', async () => {
+    // Prepare
+    const target = parseNatsSecret(
+      JSON.stringify({ url: tlsNats.url, creds: secretCreds, ca: ca.pem }),
+    );
+
+    // Act
+    const reply = await askAgent(target);
+
+    // Assess
+    expect(reply).toEqual(REPLY);
+  });
+
+  it('trust NATS_CA naming the authority’s file, locally', async () => {
+    // Prepare
+    const target = await resolveLiveNatsTarget(
+      parseConfig({
+        NATS_URL: tlsNats.url,
+        NATS_CREDS: secretCreds,
+        NATS_CA: ca.file,
+      }),
+    );
+
+    // Act / Assess
+    expect(await askAgent(target)).toEqual(REPLY);
+  });
+
+  it.each([
+    ['without the authority: its certificate is not trusted', false],
+    ['with an authority the certificate does not chain to', true],
+  ])(
+    'hold no connection %s: the read is 503 live_unavailable',
+    async (_, otherCa) => {
+      // Prepare: another server's authority, self-signed as this one's is.
+      const other = otherCa ? await startNatsServer({ tls: true }) : undefined;
+
+      try {
+        // Act
+        const attempt = askAgent({
+          url: tlsNats.url,
+          creds: secretCreds,
+          ...(other ? { ca: other.ca!.pem } : {}),
+        });
+
+        // Assess
+        await expect(attempt).rejects.toMatchObject({
+          code: 'live_unavailable',
+          status: 503,
+        });
+      } finally {
+        await other?.stop();
+      }
+    },
+  );
+
+  it('refuse a server without TLS when told to trust an authority', async () => {
+    // Act: the first server speaks no TLS.
+    const attempt = askAgent({ url: nats.url, creds: apiCreds, ca: ca.pem });
+
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ code: 'live_unavailable' });
   });
 });
