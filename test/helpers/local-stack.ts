@@ -93,7 +93,15 @@ export function localStackEnv(options: {
     DATA_DIR: options.dataDir,
     PORT: String(options.port),
   };
-  for (const name of ['NATS_URL', 'SQS_ENDPOINT', 'S3_ENDPOINT', 'QUEUE_URL']) {
+  for (const name of [
+    'NATS_URL',
+    'NATS_CREDS',
+    'NATS_CA',
+    'NATS_SECRET',
+    'SQS_ENDPOINT',
+    'S3_ENDPOINT',
+    'QUEUE_URL',
+  ]) {
     delete env[name];
   }
   return env;
@@ -116,7 +124,7 @@ export async function startLocalStackProcess(
   );
   const natsUrl = await until(
     'the banner',
-    () => /NATS\s+(nats:\/\/\S+)/.exec(stack.output())?.[1],
+    () => /NATS\s+((?:nats|tls):\/\/\S+)/.exec(stack.output())?.[1],
     30_000,
     stack,
   );

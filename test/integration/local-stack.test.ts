@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import {
   startLocalStackProcess,
   until,
 } from '../helpers/local-stack.ts';
+import { startNatsServer } from '../helpers/nats.ts';
 
 describe('local stack (npm start)', () => {
   let database: TestDatabase;
@@ -125,6 +126,65 @@ describe('local stack (npm start)', () => {
     for (const line of forwarded) {
       expect(line).not.toHaveProperty('function_name');
       expect(line).not.toHaveProperty('function_request_id');
+    }
+  });
+
+  it('logs in to a NATS server of the user’s with NATS_CREDS and NATS_CA, its bridge and the seed alike', {
+    timeout: 300_000,
+  }, async () => {
+    // Prepare: a server that asks for .creds and requires TLS, its
+    // certificate signed by an authority only NATS_CA names.
+    const nats = await startNatsServer({ creds: true, tls: true });
+    const otherDir = await mkdtemp(join(tmpdir(), 'local-stack-nats-'));
+    try {
+      const credsFile = join(otherDir, 'user.creds');
+      await writeFile(credsFile, (await nats.userCreds('local'))!, {
+        mode: 0o600,
+      });
+      const env = {
+        ...localStackEnv({
+          databaseUrl: database.url,
+          dataDir: otherDir,
+          port: await freePort(),
+        }),
+        NATS_URL: nats.url,
+        NATS_CREDS: credsFile,
+        NATS_CA: nats.ca!.file,
+      };
+
+      // Act
+      const { stack: started, natsUrl } = await startLocalStackProcess(env);
+      stack = started;
+      const seed = run(
+        ['scripts/seed.ts', 'internal', 'development', 'tls-cluster'],
+        {
+          ...env,
+          KUBECONFIG: join(otherDir, 'no-kubeconfig'),
+        },
+      );
+      const seeded = await seed.exited;
+      const cluster = await until(
+        'the seeded cluster',
+        () =>
+          queryMaybeOne<{ name: string }>(
+            database.db,
+            'select name from clusters where agent_id = $1',
+            [seedAgentId('internal', 'development', 'tls-cluster')],
+          ),
+        60_000,
+        started,
+      );
+      started.child.kill('SIGINT');
+      const exit = await started.exited;
+
+      // Assess
+      expect(natsUrl).toBe(nats.url);
+      expect(seeded.code, seed.output()).toBe(0);
+      expect(cluster.name).toBe('tls-cluster');
+      expect(exit.code, started.output()).toBe(0);
+    } finally {
+      await nats.stop();
+      await rm(otherDir, { recursive: true, force: true });
     }
   });
 });
