@@ -23,6 +23,18 @@ export interface NatsTarget {
   ca?: string | undefined;
 }
 
+/**
+ * A login that cannot be read: creds or an authority neither given nor
+ * readable, a NATS secret without its url. Its message names the field and
+ * the reason, never a value or a path, so it may be logged.
+ */
+export class NatsLoginError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'NatsLoginError';
+  }
+}
+
 /** Every `.creds` file holds the user's JWT under this armour line. */
 const CREDS_CONTENT = 'BEGIN NATS USER JWT';
 const CERTIFICATE = '-----BEGIN CERTIFICATE-----';
@@ -62,7 +74,8 @@ export async function caPem(
   const text = ca.includes(CERTIFICATE)
     ? ca
     : await readNamedFile(ca.trim(), what);
-  if (!text.includes(CERTIFICATE)) throw new Error(`${what} (no certificate)`);
+  if (!text.includes(CERTIFICATE))
+    throw new NatsLoginError(`${what} (no certificate)`);
   return text;
 }
 
@@ -71,7 +84,7 @@ async function readNamedFile(path: string, what: string): Promise<string> {
     return await readFile(path, 'utf8');
   } catch (error) {
     // Neither the path nor anything read: a misplaced secret is still one.
-    throw new Error(
+    throw new NatsLoginError(
       `${what} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
       { cause: error },
     );
@@ -112,21 +125,21 @@ export function parseNatsSecret(text: string | undefined): NatsTarget {
   try {
     value = JSON.parse(text ?? '');
   } catch (error) {
-    throw new Error('the NATS secret is not JSON', { cause: error });
+    throw new NatsLoginError('the NATS secret is not JSON', { cause: error });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new Error('the NATS secret is not a JSON object');
+    throw new NatsLoginError('the NATS secret is not a JSON object');
   }
   const { url, creds, ca } = value as Record<string, unknown>;
   if (typeof url !== 'string' || url.trim() === '') {
-    throw new Error('the NATS secret has no url');
+    throw new NatsLoginError('the NATS secret has no url');
   }
   for (const [name, field] of [
     ['creds', creds],
     ['ca', ca],
   ] as const) {
     if (field !== undefined && field !== null && typeof field !== 'string') {
-      throw new Error(`the NATS secret's ${name} is not a string`);
+      throw new NatsLoginError(`the NATS secret's ${name} is not a string`);
     }
   }
   return {

@@ -18,6 +18,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
 import {
+  NatsLoginError,
   type NatsTarget,
   natsLoginOptions,
   natsTargetOf,
@@ -115,9 +116,11 @@ export class LiveNatsProvider {
       if (target === undefined) return undefined;
       return await openLiveNats(target);
     } catch (error) {
-      // Not the target itself: a URL can carry a password.
+      // Not the target itself: a URL can carry a password. A login that
+      // cannot be read says which field and why, and nothing of its value.
       logger.warn('live reads: no NATS connection', {
         error: error instanceof Error ? error.name : String(error),
+        ...(error instanceof NatsLoginError ? { reason: error.message } : {}),
       });
       this.#current = undefined;
       return undefined;

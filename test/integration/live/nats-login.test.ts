@@ -24,6 +24,7 @@ import {
 } from '../../../shared/live/nats.ts';
 import { parseNatsSecret } from '../../../shared/nats-login.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
+import { captureStdout } from '../sweeps/support.ts';
 
 const AGENT_ID = 'agent-login-test';
 const REPLY = { ok: true, agent_version: 'v0.9.0', result: { pong: true } };
@@ -203,6 +204,31 @@ describe('the live reads on a NATS server that requires TLS with a private autho
       }
     },
   );
+
+  it('say why when the NATS secret cannot be read, naming its field and nothing of its value', async () => {
+    // Prepare: the secret as the functions read it, its url missing.
+    const secret = JSON.stringify({ creds: secretCreds, ca: ca.pem });
+    const provider = new LiveNatsProvider(async () => parseNatsSecret(secret));
+    const output = captureStdout();
+
+    try {
+      // Act
+      const nats = await provider.get();
+
+      // Assess
+      expect(nats).toBeUndefined();
+      const [line] = output
+        .json()
+        .filter((l) => l.message === 'live reads: no NATS connection');
+      expect(line).toMatchObject({
+        error: 'NatsLoginError',
+        reason: 'the NATS secret has no url',
+      });
+      expect(JSON.stringify(output.json())).not.toContain('BEGIN');
+    } finally {
+      output.restore();
+    }
+  });
 
   it('refuse a server without TLS when told to trust an authority', async () => {
     // Act: the first server speaks no TLS.
