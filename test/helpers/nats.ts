@@ -3,7 +3,8 @@
  * local stack's 8 MB `max_payload`, in a temp dir removed on stop; with
  * `creds`, in operator mode as production's server runs, every client
  * logging in with a user's `.creds`; with `tls`, requiring TLS with a
- * certificate of the run's own authority, as a server a private CA signed.
+ * certificate an authority made for the run issued, as a private CA issues
+ * a server's.
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -49,7 +50,14 @@ export async function startNatsServer(
       dataDir: dir,
       port: 0,
       ...(accounts ? { operator: accounts.operator } : {}),
-      ...(certificate ? { tls: certificate } : {}),
+      ...(certificate
+        ? {
+            tls: {
+              certFile: certificate.certFile,
+              keyFile: certificate.keyFile,
+            },
+          }
+        : {}),
     });
     return {
       // tls:// as a TLS server's address is written (nats.js takes either).
@@ -57,8 +65,8 @@ export async function startNatsServer(
       ...(certificate
         ? {
             ca: {
-              pem: await readFile(certificate.certFile, 'utf8'),
-              file: certificate.certFile,
+              pem: await readFile(certificate.caFile, 'utf8'),
+              file: certificate.caFile,
             },
           }
         : {}),

@@ -334,10 +334,10 @@ export async function startTlsProxy(upstream: {
   port: number;
 }): Promise<TlsProxy> {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-proxy-'));
-  const { keyFile, certFile: cert } = makeCertificate(dir);
+  const { keyFile, certFile, caFile } = makeCertificate(dir);
   const context = createSecureContext({
     key: readFileSync(keyFile),
-    cert: readFileSync(cert),
+    cert: readFileSync(certFile),
   });
   const sockets = new Set<Socket>();
   const idle = new Map<string, Backend[]>();
@@ -528,7 +528,7 @@ export async function startTlsProxy(upstream: {
   return {
     host: 'localhost',
     port,
-    caFile: cert,
+    caFile,
     get backendsOpened() {
       return backendsOpened;
     },

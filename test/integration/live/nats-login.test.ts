@@ -183,7 +183,7 @@ describe('the live reads on a NATS server that requires TLS with a private autho
   ])(
     'hold no connection %s: the read is 503 live_unavailable',
     async (_, otherCa) => {
-      // Prepare: another server's authority, self-signed as this one's is.
+      // Prepare: another run's authority, which issued no certificate here.
       const other = otherCa ? await startNatsServer({ tls: true }) : undefined;
 
       try {
