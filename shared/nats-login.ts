@@ -176,6 +176,7 @@ export function natsTargetOf(
   } catch (error) {
     throw new ConfigError(
       `invalid configuration:\nNATS_SECRET: ${(error as Error).message}`,
+      { cause: error },
     );
   }
 }

@@ -28,9 +28,6 @@ import { logger } from '../observability/logger.ts';
 import { readSecretString } from '../secret-value.ts';
 import { commandSubject } from './kube-query.ts';
 
-/** Where live reads connect and how they log in (shared/nats-login.ts). */
-export type LiveNatsTarget = NatsTarget;
-
 /**
  * The NATS client, loaded when a live read first connects: a route that
  * never does (the audit list, a read refused before it reaches the agent)
@@ -48,7 +45,7 @@ export interface LiveNats {
 }
 
 /** Opens a connection that reconnects forever and reports its state. */
-export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
+export async function openLiveNats(target: NatsTarget): Promise<LiveNats> {
   const { connect, credsAuthenticator } = await natsClient();
   const connection = await connect({
     ...(await natsLoginOptions(target, credsAuthenticator)),
@@ -80,7 +77,7 @@ export async function openLiveNats(target: LiveNatsTarget): Promise<LiveNats> {
 /** The target the configuration names (reads the secret in AWS). */
 export async function resolveLiveNatsTarget(
   config: Config,
-): Promise<LiveNatsTarget | undefined> {
+): Promise<NatsTarget | undefined> {
   const configured = natsTargetOf(config);
   if (configured) return configured;
   if (!config.NATS_SECRET_ID) return undefined;
@@ -93,9 +90,9 @@ export async function resolveLiveNatsTarget(
  */
 export class LiveNatsProvider {
   #current: Promise<LiveNats | undefined> | undefined;
-  readonly #target: () => Promise<LiveNatsTarget | undefined>;
+  readonly #target: () => Promise<NatsTarget | undefined>;
 
-  constructor(target: () => Promise<LiveNatsTarget | undefined>) {
+  constructor(target: () => Promise<NatsTarget | undefined>) {
     this.#target = target;
   }
 
@@ -225,7 +222,7 @@ export function getLiveNats(): Promise<LiveNats | undefined> {
  * server, tests); undefined: no NATS at all. The previous connection drains.
  */
 export async function setLiveNatsTarget(
-  target: LiveNatsTarget | undefined,
+  target: NatsTarget | undefined,
 ): Promise<void> {
   const previous = shared;
   shared = new LiveNatsProvider(async () => target);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Message } from '@aws-sdk/client-sqs';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
 import {
   Bridge,
   type BridgeOptions,
@@ -98,16 +98,13 @@ export async function startStack(
   });
   const sqs = await startSqs(options);
   const publisherCreds = await nats.userCreds('test-publisher');
-  const nc =
-    publisherCreds === undefined && nats.ca === undefined
-      ? await connect({ servers: nats.url, name: 'test-publisher' })
-      : await connectNats({
-          url: nats.url,
-          ...(publisherCreds ? { creds: publisherCreds } : {}),
-          ...(nats.ca ? { ca: nats.ca.file } : {}),
-          name: 'test-publisher',
-          waitOnFirstConnect: false,
-        });
+  const nc = await connectNats({
+    url: nats.url,
+    ...(publisherCreds ? { creds: publisherCreds } : {}),
+    ...(nats.ca ? { ca: nats.ca.file } : {}),
+    name: 'test-publisher',
+    waitOnFirstConnect: false,
+  });
   const credsDir = options.creds
     ? await mkdtemp(join(tmpdir(), 'bridge-creds-'))
     : undefined;

@@ -19,10 +19,12 @@ import { commandSubject } from '../../../shared/live/kube-query.ts';
 import {
   kubeQuery,
   LiveNatsProvider,
-  type LiveNatsTarget,
   resolveLiveNatsTarget,
 } from '../../../shared/live/nats.ts';
-import { parseNatsSecret } from '../../../shared/nats-login.ts';
+import {
+  type NatsTarget,
+  parseNatsSecret,
+} from '../../../shared/nats-login.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
 import { captureStdout } from '../sweeps/support.ts';
 
@@ -69,7 +71,7 @@ async function startAgent(
   return connection;
 }
 
-async function askAgent(target: LiveNatsTarget | undefined) {
+async function askAgent(target: NatsTarget | undefined) {
   const provider = new LiveNatsProvider(async () => target);
   try {
     const reply = await kubeQuery(

@@ -28,13 +28,14 @@ SUAEXAMPLE
 const text = (bytes: Uint8Array | undefined) =>
   bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 
-describe('credsBytes', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'nats-creds-'));
-  });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+/** Holds the files read by path. */
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'nats-login-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
 
+describe('credsBytes', () => {
   it('takes none when the creds are absent or blank (the secret’s "")', async () => {
     expect(await credsBytes(undefined)).toBeUndefined();
     expect(await credsBytes('')).toBeUndefined();
@@ -66,12 +67,6 @@ MIIBfzCCASWgAwIBAgIUEXAMPLE
 `;
 
 describe('caPem', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'nats-ca-'));
-  });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
-
   it('takes none when the authority is absent or blank', async () => {
     expect(await caPem(undefined)).toBeUndefined();
     expect(await caPem('')).toBeUndefined();
