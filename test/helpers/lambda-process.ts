@@ -10,6 +10,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { fromRoot } from '../../infra/paths.ts';
 import type { BundledFunction } from './lambda-bundles.ts';
 
@@ -116,6 +117,47 @@ type Message =
       error: { name: string; message: string; stack?: string };
     };
 
+/**
+ * The options the runtime's bootstrap (`/var/runtime/bootstrap`) starts Node
+ * with: the heap sized from the function's memory (a tenth of it for the
+ * young generation, two semi-spaces; the rest for the old one), the GC
+ * exposed, and the larger header limit.
+ */
+export function bootstrapNodeOptions(memorySize: number): string[] {
+  const newSpace = Math.floor(memorySize / 10);
+  return [
+    '--expose-gc',
+    '--max-http-header-size',
+    '81920',
+    `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
+    `--max-old-space-size=${memorySize - newSpace}`,
+  ];
+}
+
+/** Calls `receive` with each JSON message, one a line, read from `stream`. */
+function onJsonLines<T>(stream: Duplex, receive: (message: T) => void): void {
+  let buffered = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let end = buffered.indexOf('\n'); end !== -1; ) {
+      receive(JSON.parse(buffered.slice(0, end)) as T);
+      buffered = buffered.slice(end + 1);
+      end = buffered.indexOf('\n');
+    }
+  });
+  // The process's exit settles what waits; a reset pipe says nothing more.
+  stream.on('error', () => {});
+}
+
+/** An X-Ray trace header, unsampled, as the Runtime API hands one over. */
+function traceIdHeader(): string {
+  const hex = (length: number) =>
+    randomUUID().replaceAll('-', '').slice(0, length);
+  const epoch = Math.floor(Date.now() / 1000).toString(16);
+  return `Root=1-${epoch}-${hex(24)};Parent=${hex(16)};Sampled=0`;
+}
+
 /** Starts `fn`'s bundle on `node` with exactly `environment`. */
 export function startLambda(
   fn: BundledFunction,
@@ -124,11 +166,17 @@ export function startLambda(
 ): LambdaProcess {
   const child: ChildProcess = spawn(
     node,
-    [fromRoot('test/helpers/lambda-runtime.mjs'), fn.dir, fn.handler],
+    [
+      ...bootstrapNodeOptions(fn.memorySize),
+      fromRoot('test/helpers/lambda-runtime.mjs'),
+      fn.dir,
+      fn.handler,
+    ],
     {
       cwd: fn.dir,
       env: environment,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // fd 3: the runtime's channel (lambda-runtime.mjs), JSON lines.
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     },
   );
   let output = '';
@@ -142,8 +190,11 @@ export function startLambda(
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => resolve()),
   );
+  const channel = child.stdio[3] as Duplex;
+  const send = (message: unknown) =>
+    channel.write(`${JSON.stringify(message)}\n`);
   const loaded = new Promise<Loaded>((resolve, reject) => {
-    child.on('message', (message: Message) => {
+    onJsonLines<Message>(channel, (message) => {
       if (message.type === 'ready')
         resolve({ at: message.at, cpuMs: message.cpuMs });
       else if (message.type === 'init-error') {
@@ -189,7 +240,13 @@ export function startLambda(
       const id = randomUUID();
       return new Promise<Answer>((resolve) => {
         pending.set(id, resolve);
-        child.send({ id, requestId: randomUUID(), event, timeoutMs });
+        send({
+          id,
+          requestId: randomUUID(),
+          traceId: traceIdHeader(),
+          event,
+          timeoutMs,
+        });
       });
     },
     output: () => output,

@@ -4,26 +4,65 @@
  * `<dir>/<file>.<export>` (as the `Handler` property names it) the way the
  * runtime does (`<file>.js` by require() when no package.json makes it a
  * module, else `<file>.mjs` by import(), else `<file>.cjs`), then takes
- * invocations over the IPC channel and answers each with what the handler
+ * invocations over a pipe (fd 3) and answers each with what the handler
  * returned or threw. Like the runtime it sets `_X_AMZN_TRACE_ID` per
- * invocation and hands the handler a Context. Times are
+ * invocation (the caller makes it, as the Runtime API hands it over) and
+ * hands the handler a Context. Before the handler's module it loads the
+ * builtins the runtime's own client has loaded by then
+ * (aws-lambda-nodejs-runtime-interface-client: node:http for the Runtime
+ * API, node:net for response streaming, node:assert, node:util, node:fs,
+ * node:path) and nothing more (no node:crypto, no IPC channel), so a bundle
+ * pays for what it loads beyond them, as in AWS. Its process is started with
+ * the options the bootstrap gives Node (`bootstrapNodeOptions`,
+ * lambda-process.ts). Times are
  * `performance.now()`: milliseconds since this process started; `cpuMs` is
  * the process's CPU time (user + system) by then, which a loaded machine
  * does not stretch as it stretches wall-clock time.
  *
  * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
  */
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+
+// The runtime client is an ESM bundle that takes its builtins through
+// createRequire; an ESM import of a builtin reads all of its exports, whose
+// lazy getters load more (undici, zlib, tls: `import 'node:http'`), so this
+// file requires its builtins the same way.
+const require = createRequire(import.meta.url);
+require('node:http');
+require('node:net');
+require('node:assert');
+require('node:util');
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+/**
+ * The channel to the caller (lambda-process.ts), one JSON message a line
+ * each way on file descriptor 3: not Node's IPC channel, whose setup loads
+ * child_process, dgram and v8 into a process the Lambda runtime never does.
+ */
+const { Socket } = require('node:net');
+const channel = new Socket({ fd: 3, readable: true, writable: true });
+function send(message) {
+  channel.write(`${JSON.stringify(message)}\n`);
+}
+function onMessage(receive) {
+  let buffered = '';
+  channel.setEncoding('utf8');
+  channel.on('data', (chunk) => {
+    buffered += chunk;
+    for (let end = buffered.indexOf('\n'); end !== -1; ) {
+      receive(JSON.parse(buffered.slice(0, end)));
+      buffered = buffered.slice(end + 1);
+      end = buffered.indexOf('\n');
+    }
+  });
+}
 
 const [dir, handlerName] = process.argv.slice(2);
 const dot = handlerName.lastIndexOf('.');
 const base = join(dir, handlerName.slice(0, dot));
 const exportName = handlerName.slice(dot + 1);
-const require = createRequire(join(dir, 'noop.js'));
 
 /**
  * The runtime's order; the bundles live in the temp directory, under no
@@ -82,22 +121,18 @@ try {
     throw new Error(`${file} exports no function ${exportName}`);
   }
 } catch (error) {
-  process.send({ type: 'init-error', error: describe(error) });
-  process.disconnect();
+  send({ type: 'init-error', error: describe(error) });
+  channel.end();
   process.exitCode = 1;
 }
 
 if (handler !== undefined) {
-  process.send({ type: 'ready', at: performance.now(), cpuMs: cpuMs() });
-  process.on('message', async (invocation) => {
-    const requestId = invocation.requestId ?? randomUUID();
-    process.env._X_AMZN_TRACE_ID = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Parent=${randomUUID().replaceAll('-', '').slice(0, 16)};Sampled=0`;
+  send({ type: 'ready', at: performance.now(), cpuMs: cpuMs() });
+  onMessage(async (invocation) => {
+    process.env._X_AMZN_TRACE_ID = invocation.traceId;
     try {
-      const result = await handler(
-        invocation.event,
-        contextFor({ ...invocation, requestId }),
-      );
-      process.send({
+      const result = await handler(invocation.event, contextFor(invocation));
+      send({
         type: 'result',
         id: invocation.id,
         at: performance.now(),
@@ -105,7 +140,7 @@ if (handler !== undefined) {
         result: result === undefined ? null : result,
       });
     } catch (error) {
-      process.send({
+      send({
         type: 'error',
         id: invocation.id,
         at: performance.now(),
