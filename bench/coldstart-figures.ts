@@ -12,6 +12,8 @@ import { type Figure, round } from './results.ts';
 export const FLOOR_NAME = 'floor (pg select 1)';
 export const LIBRARIES_FLOOR_NAME =
   "libraries' floor (select 1 under middy, Powertools, zod)";
+export const LIVE_FLOOR_NAME =
+  "live floor (select 1 beside one agent's kube_query over NATS)";
 
 /** Each target: a function's first answer over the floor's. */
 export const COLDSTART_TARGETS = { api: 1.5, sync: 3 } as const;
@@ -26,6 +28,8 @@ export const COLDSTART_MEASURES = [
   'bench/coldstart.ts',
   'bench/coldstart-floor.ts',
   'bench/coldstart-libraries-floor.ts',
+  'bench/coldstart-live-floor.ts',
+  'bench/live-agent.ts',
   'test/helpers/lambda-bundles.ts',
   'test/helpers/lambda-process.ts',
   'test/helpers/lambda-stage.ts',
@@ -42,14 +46,19 @@ export const COLDSTART_MEASURES = [
  */
 export interface ColdStartRow {
   name: string;
-  /** `libraries`: the libraries' floor, a reference like the floor. */
-  kind: 'floor' | 'libraries' | 'api' | 'sync' | 'other';
+  /**
+   * `libraries`: the libraries' floor; `live-floor`: the live reads' floor;
+   * each a reference like the floor.
+   */
+  kind: 'floor' | 'libraries' | 'live-floor' | 'api' | 'sync' | 'other';
   bytes: number;
   importMs: number;
   answerMs: number;
   importCpuMs: number;
   answerCpuMs: number;
   newBackendAnswerMs: number;
+  /** A live read: measured against the live floor too. */
+  live?: true;
   /** The first answer was an error (its message). */
   failed?: string;
 }
@@ -74,7 +83,9 @@ export function coldStartFigures(
         ? 'floor'
         : r.kind === 'libraries'
           ? 'libraries_floor'
-          : keyOf(r.name);
+          : r.kind === 'live-floor'
+            ? 'live_floor'
+            : keyOf(r.name);
     figures[`${key}.answer_ms`] = { value: round(r.answerMs), unit: 'ms' };
     figures[`${key}.import_ms`] = { value: round(r.importMs), unit: 'ms' };
     figures[`${key}.answer_cpu_ms`] = {
@@ -97,6 +108,25 @@ export function coldStartFigures(
         unit: '×',
       };
     }
+  }
+  const liveFloor = rows.find((r) => r.kind === 'live-floor');
+  const live = rows.filter((r) => r.live);
+  if (liveFloor) {
+    for (const r of live) {
+      figures[`${keyOf(r.name)}.live_floor_ratio`] = {
+        value: round(r.answerMs / liveFloor.answerMs),
+        unit: '×',
+      };
+    }
+  }
+  let liveText = '';
+  if (liveFloor && live.length > 0) {
+    const answers = live.map((r) => r.answerMs / liveFloor.answerMs);
+    const [low, high] = [
+      times(Math.min(...answers)),
+      times(Math.max(...answers)),
+    ];
+    liveText = `; the live reads against the live floor (select 1 beside one kube_query to the agent over NATS, ${liveFloor.answerMs.toFixed(0)} ms): ${low === high ? low : `${low}–${high}`}`;
   }
   const against = (r: ColdStartRow) =>
     `${r.answerMs.toFixed(0)} ms vs floor ${floor.answerMs.toFixed(0)} ms on a pooled backend, ${runs === 1 ? 'one fresh process' : `median of ${runs} fresh processes`} (on a new backend ${(r.newBackendAnswerMs / floor.newBackendAnswerMs).toFixed(2)}×)`;
@@ -121,7 +151,7 @@ export function coldStartFigures(
         max: limit,
         text: `every API function ≤ ${limit}× the floor's first answer`,
       },
-      detail: `${worst.name}: ${against(worst)}; ${over} of ${api.length} API functions over ${limit}×, the quickest ${best.name} at ${times(ratio(best))}${librariesText}; every function: bench/coldstart-results.md`,
+      detail: `${worst.name}: ${against(worst)}; ${over} of ${api.length} API functions over ${limit}×, the quickest ${best.name} at ${times(ratio(best))}${librariesText}${liveText}; every function: bench/coldstart-results.md`,
     };
   }
   const sync = rows.find((r) => r.kind === 'sync');

@@ -19,7 +19,11 @@
  * secret read); and the libraries' floor, the same `select 1` under the
  * libraries every API function loads (middy, the Powertools Logger and
  * Metrics, zod: bench/coldstart-libraries-floor.ts), which tells what is
- * left of the target for the project's own code. Each API function is
+ * left of the target for the project's own code; and the live floor, the
+ * same `select 1` beside one kube_query to the cluster's agent over NATS
+ * (bench/coldstart-live-floor.ts), which tells what a live read's round
+ * trip through the agent costs by itself (the live reads are shown against
+ * it too, in a table of their own). Each API function is
  * asked what a caller asks and does its route's work: the graph of a
  * workload, the live reads through the cluster's agent (its own responder,
  * bench/live-agent.ts, on the stage's NATS), the webhook receiver an
@@ -36,11 +40,16 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { BUNDLE } from '../infra/constructs/service-function.ts';
+import { BUNDLE, BUNDLE_ALIAS } from '../infra/constructs/service-function.ts';
 import { fromRoot } from '../infra/paths.ts';
 import { queryOne } from '../shared/db/pool.ts';
 import { GROUP_ROLES } from '../shared/db/roles.ts';
-import { routes } from '../shared/http/routes.ts';
+import { type RouteDefinition, routes } from '../shared/http/routes.ts';
+import {
+  commandSubject,
+  KUBE_QUERY_VERSION,
+  type KubeQueryRequestInput,
+} from '../shared/live/kube-query.ts';
 import { addWebhookSource } from '../shared/webhooks/sources.ts';
 import {
   buildWorld,
@@ -63,6 +72,7 @@ import {
   coldStartNotes,
   FLOOR_NAME,
   LIBRARIES_FLOOR_NAME,
+  LIVE_FLOOR_NAME,
   type ColdStartRow as Row,
 } from './coldstart-figures.ts';
 import { benchDatabase, forkTs, median, nextMessage } from './common.ts';
@@ -147,6 +157,33 @@ interface Subject {
   event: () => unknown;
 }
 
+/**
+ * The live floor's NATS login (a user of the stage's account, as the API's
+ * is) and the kube_query it sends: the manifest get-live-manifest asks for.
+ */
+const liveFloorQuery: KubeQueryRequestInput = {
+  type: 'kube_query',
+  version: KUBE_QUERY_VERSION,
+  request_id: randomUUID(),
+  actor: caller,
+  query: 'manifest',
+  kind: 'Deployment',
+  namespace: 'icx',
+  name: 'icx-db',
+};
+const liveFloorEnvironment = {
+  FLOOR_NATS_URL: stage.nats.url,
+  FLOOR_NATS_CREDS: (await stage.nats.userCreds('bench-live-floor'))!,
+  FLOOR_NATS_CA: stage.nats.ca!.pem,
+  FLOOR_NATS_SUBJECT: commandSubject(agentId),
+  FLOOR_KUBE_QUERY: JSON.stringify(liveFloorQuery),
+};
+
+/** The routes that read through the agent, measured against the live floor. */
+const liveRoutes = new Set<string>(
+  routes.filter((r) => (r as RouteDefinition).liveReads).map((r) => r.name),
+);
+
 /** The floors, each bundled like the functions into a directory of its own. */
 const floorDirs: string[] = [];
 
@@ -158,7 +195,7 @@ const floorDirs: string[] = [];
 async function floorSubject(
   entry: string,
   name: string,
-  kind: 'floor' | 'libraries',
+  kind: 'floor' | 'libraries' | 'live-floor',
 ): Promise<Subject> {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-inventory-floor-'));
   floorDirs.push(dir);
@@ -171,6 +208,7 @@ async function floorSubject(
     target: BUNDLE.target,
     mainFields: [...BUNDLE.mainFields],
     external: [...BUNDLE.external],
+    alias: { ...BUNDLE_ALIAS },
     minify: true,
     sourcemap: true,
     sourcesContent: false,
@@ -179,7 +217,11 @@ async function floorSubject(
   const fn: BundledFunction = {
     name,
     stack: 'bench',
-    logicalId: kind === 'floor' ? 'Floor' : 'LibrariesFloor',
+    logicalId: {
+      floor: 'Floor',
+      libraries: 'LibrariesFloor',
+      'live-floor': 'LiveFloor',
+    }[kind],
     dir,
     handler: 'index.handler',
     runtime: 'nodejs22.x',
@@ -207,6 +249,7 @@ async function floorSubject(
       ...observability,
       NODE_EXTRA_CA_CERTS: stage.proxy.caFile,
       FLOOR_DATABASE_URL: url.toString(),
+      ...(kind === 'live-floor' ? liveFloorEnvironment : {}),
     }),
     event: () => ({}),
   };
@@ -362,6 +405,7 @@ function rowOf(subject: Subject, { pooled, opened }: Runs): Row {
     importCpuMs: mid(pooled, 'importCpuMs'),
     answerCpuMs: mid(pooled, 'answerCpuMs'),
     newBackendAnswerMs: mid(opened, 'answerMs'),
+    ...(liveRoutes.has(subject.name) ? { live: true as const } : {}),
     ...(failed ? { failed } : {}),
   };
 }
@@ -373,6 +417,11 @@ try {
       'bench/coldstart-libraries-floor.ts',
       LIBRARIES_FLOOR_NAME,
       'libraries',
+    ),
+    await floorSubject(
+      'bench/coldstart-live-floor.ts',
+      LIVE_FLOOR_NAME,
+      'live-floor',
     ),
   ];
   const all = [
@@ -415,6 +464,22 @@ try {
     console.log(
       `| ${row.name} | ${(row.bytes / 1024).toFixed(0)} | ${row.importMs.toFixed(0)} | ${row.answerMs.toFixed(0)} | ${ratio.toFixed(2)} | ${verdict}${row.failed ? ` (answered with an error: ${row.failed})` : ''} | ${row.newBackendAnswerMs.toFixed(0)} | ${(row.newBackendAnswerMs / floorNew).toFixed(2)} | ${row.importCpuMs.toFixed(0)} | ${row.answerCpuMs.toFixed(0)} |`,
     );
+  }
+  const liveFloor = rows.find((r) => r.kind === 'live-floor');
+  const live = rows.filter((r) => r.live);
+  if (liveFloor && live.length > 0) {
+    console.log(
+      `\nThe live reads against the live floor (${LIVE_FLOOR_NAME}):\n`,
+    );
+    console.log(
+      '| function | first answer ms | × live floor | new backend: × live floor |',
+    );
+    console.log('|---|---:|---:|---:|');
+    for (const row of [liveFloor, ...live]) {
+      console.log(
+        `| ${row.name} | ${row.answerMs.toFixed(0)} | ${(row.answerMs / liveFloor.answerMs).toFixed(2)} | ${(row.newBackendAnswerMs / liveFloor.newBackendAnswerMs).toFixed(2)} |`,
+      );
+    }
   }
   if (unpooled > 0) {
     console.log(

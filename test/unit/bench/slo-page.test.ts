@@ -16,6 +16,7 @@ import {
   coldStartNotes,
   FLOOR_NAME,
   LIBRARIES_FLOOR_NAME,
+  LIVE_FLOOR_NAME,
 } from '../../../bench/coldstart-figures.ts';
 import {
   GRAPH_MEASURES,
@@ -258,8 +259,10 @@ describe('renderSloPage', () => {
     const coldRows = [
       fn(FLOOR_NAME, 'floor', 500),
       fn(LIBRARIES_FLOOR_NAME, 'libraries', 650),
+      fn(LIVE_FLOOR_NAME, 'live-floor', 600),
       fn('list-clusters', 'api', 700),
       fn('get-workload', 'api', 900),
+      { ...fn('get-live-logs', 'api', 840), live: true as const },
       fn('sync', 'sync', 1400),
       fn('sweep-event-retention', 'other', 5000, 'Ns: not permitted'),
     ];
@@ -297,7 +300,7 @@ describe('renderSloPage', () => {
     const api = row('Cold start, slowest API function, against the floor');
     expect(api).toContain("every API function ≤ 1.5× the floor's first answer");
     expect(api).toContain(
-      '| 1.8×; get-workload: 900 ms vs floor 500 ms on a pooled backend, median of 10 fresh processes (on a new backend 1.77×); 1 of 2 API functions over 1.5×, the quickest list-clusters at 1.40×; the libraries every API function loads, alone: 1.30×',
+      '| 1.8×; get-workload: 900 ms vs floor 500 ms on a pooled backend, median of 10 fresh processes (on a new backend 1.77×); 2 of 3 API functions over 1.5×, the quickest list-clusters at 1.40×; the libraries every API function loads, alone: 1.30×; the live reads against the live floor (select 1 beside one kube_query to the agent over NATS, 600 ms): 1.40×',
     );
     expect(api).toContain('**missed** by 20%');
     const sync = row('Cold start, sync, against the floor');
