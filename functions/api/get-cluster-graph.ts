@@ -4,7 +4,8 @@
  */
 import { serveClusterGraph } from '../../shared/graph/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { getClusterGraphRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('get-cluster-graph', async (request) => ({
+export const handler = apiHandler(getClusterGraphRoute, async (request) => ({
   data: await serveClusterGraph(request),
 }));

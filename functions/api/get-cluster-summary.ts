@@ -2,5 +2,6 @@
 
 import { getClusterSummary } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { getClusterSummaryRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('get-cluster-summary', getClusterSummary);
+export const handler = apiHandler(getClusterSummaryRoute, getClusterSummary);

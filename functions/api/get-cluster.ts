@@ -2,5 +2,6 @@
 
 import { getCluster } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { getClusterRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('get-cluster', getCluster);
+export const handler = apiHandler(getClusterRoute, getCluster);

@@ -4,7 +4,8 @@
  */
 import { serveHost } from '../../shared/hosts/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { getHostRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('get-host', async (request) => ({
+export const handler = apiHandler(getHostRoute, async (request) => ({
   data: await serveHost(request),
 }));

@@ -2,5 +2,6 @@
 
 import { listChanges } from '../../shared/changes/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listChangesRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('list-changes', listChanges);
+export const handler = apiHandler(listChangesRoute, listChanges);

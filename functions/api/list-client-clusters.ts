@@ -5,5 +5,6 @@
 
 import { listClientClusters } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listClientClustersRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('list-client-clusters', listClientClusters);
+export const handler = apiHandler(listClientClustersRoute, listClientClusters);

@@ -5,5 +5,6 @@
 
 import { listClusterChanges } from '../../shared/changes/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listClusterChangesRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('list-cluster-changes', listClusterChanges);
+export const handler = apiHandler(listClusterChangesRoute, listClusterChanges);

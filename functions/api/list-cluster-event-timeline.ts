@@ -5,8 +5,9 @@
 
 import { listClusterEventTimeline } from '../../shared/events/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listClusterEventTimelineRoute } from '../../shared/http/routes.ts';
 
 export const handler = apiHandler(
-  'list-cluster-event-timeline',
+  listClusterEventTimelineRoute,
   listClusterEventTimeline,
 );

@@ -2,5 +2,6 @@
 
 import { listClusters } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listClustersRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('list-clusters', listClusters);
+export const handler = apiHandler(listClustersRoute, listClusters);

@@ -5,8 +5,9 @@
 
 import { listEnvironmentClusters } from '../../shared/clusters/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listEnvironmentClustersRoute } from '../../shared/http/routes.ts';
 
 export const handler = apiHandler(
-  'list-environment-clusters',
+  listEnvironmentClustersRoute,
   listEnvironmentClusters,
 );

@@ -4,8 +4,9 @@
  */
 import { serveHostList } from '../../shared/hosts/route.ts';
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listHostsRoute } from '../../shared/http/routes.ts';
 
-export const handler = apiHandler('list-hosts', async (request) => {
+export const handler = apiHandler(listHostsRoute, async (request) => {
   const page = await serveHostList(request);
   return { data: page.items, meta: page.meta };
 });

@@ -1,5 +1,6 @@
 /** GET /api/v1/clusters/{clusterID}/nodes/capacity: the Nodes tab capacity table. */
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { listNodeCapacityRoute } from '../../shared/http/routes.ts';
 import { listNodeCapacity } from '../../shared/inventory/route.ts';
 
-export const handler = apiHandler('list-node-capacity', listNodeCapacity);
+export const handler = apiHandler(listNodeCapacityRoute, listNodeCapacity);

@@ -4,6 +4,7 @@
  * secret authenticates it (shared/webhooks/receive.ts).
  */
 import { apiHandler } from '../../shared/http/api-handler.ts';
+import { receiveWebhookRoute } from '../../shared/http/routes.ts';
 import { receiveWebhook } from '../../shared/webhooks/route.ts';
 
-export const handler = apiHandler('receive-webhook', receiveWebhook);
+export const handler = apiHandler(receiveWebhookRoute, receiveWebhook);

@@ -42,11 +42,12 @@ import { RateLimitCharge } from './rate-limit.ts';
 import { type ApiResult, ok } from './response.ts';
 import {
   permissionsOf,
+  type Route,
   type RouteDefinition,
   type RouteName,
   type RouteNamed,
   type RouteQueryOf,
-  routeNamed,
+  routeQuery,
 } from './routes.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -91,8 +92,10 @@ export type ApiFunction<R extends RouteDefinition = RouteDefinition> = (
  * route must not load the others' code: the live-read audit trail),
  * named after the route in camelCase (`list-cluster-changes` →
  * `listClusterChanges`), and its entry file is
- * `export const handler = apiHandler('<route>', <function>)`, with the
- * options a route needs (the live reads' `startEarly`).
+ * `export const handler = apiHandler(<route>Route, <function>)` (the
+ * table's entry, `listClusterChangesRoute`, not the whole table: a bundle
+ * then holds no other route's entry nor the code its query loads), with
+ * the options a route needs (the live reads' `startEarly`).
  */
 export type RouteFunction<N extends RouteName> = ApiFunction<RouteNamed<N>>;
 
@@ -268,14 +271,12 @@ export interface ApiHandlerOptions {
   startEarly?: () => unknown;
 }
 
-/** The Lambda handler of the route table entry `routeName`. */
-export function apiHandler<N extends RouteName>(
-  routeName: N,
-  fn: ApiFunction<RouteNamed<N>>,
+/** The Lambda handler of the route table entry `route`. */
+export function apiHandler<R extends Route>(
+  route: R,
+  fn: ApiFunction<R>,
   options: ApiHandlerOptions = {},
 ) {
-  // Fails the cold start (and the tests) instead of serving an unlisted route.
-  const route = routeNamed(routeName);
   const { startEarly } = options;
   return middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(observed())
@@ -292,13 +293,13 @@ export function apiHandler<N extends RouteName>(
       // would tell an unauthenticated caller the route's parameters.
       const query = authenticatesItself(route)
         ? undefined
-        : readRouteQuery(event.rawQueryString, await route.query());
+        : readRouteQuery(event.rawQueryString, await routeQuery(route));
       const reply = await fn({
         ...authorized,
         event,
         route,
         query,
-      } as ApiRequest<RouteNamed<N>>);
+      } as ApiRequest<R>);
       return isResult(reply) ? reply : ok(reply.data, reply.meta);
     });
 }

@@ -13,10 +13,9 @@
  *    built from the shared fields (shared/http/fields.ts: namespaceField,
  *    kindField, uuidField, timeField, ...; paging: pagingFields), as a
  *    RouteQuery in its domain's `params.ts`, which loads none of the
- *    domain's other code: every function's bundle holds the module the
- *    table's loader names, so a query kept beside its domain's code would
- *    ship that code in every API function (the inventory lists' queries,
- *    built from their definitions, are the exception):
+ *    domain's other code, so the OpenAPI document and the tests that load
+ *    every route's query load no domain's code (the inventory lists'
+ *    queries, built from their definitions, are the exception):
  *
  *      export const metricsQuery = {
  *        schema: z.object({ start: timeField('start'), ... }),
@@ -25,25 +24,28 @@
  *
  *    Pipe the object (`.transform(...)`) when the handler wants another
  *    shape. A route that takes no parameter uses NO_PARAMETERS.
- * 2. An entry below: name, method, path, `access` and `query`:
+ * 2. An entry below, and its name in `routes`:
  *
- *      route({
+ *      export const getClusterMetricsRoute = {
  *        name: 'get-cluster-metrics',
  *        method: 'GET',
- *        path: `${cluster}/metrics/{query}`,
+ *        path: '/api/v1/clusters/{clusterID}/metrics/{query}',
  *        summary: 'One of the cluster metrics queries over a time range',
  *        access: { shape: 'cluster', permission: 'metrics:read' },
- *        query: lazyQuery(async () => (await import('../metrics/params.ts')).metricsQuery),
- *      }),
+ *        query: async () => (await import('../metrics/params.ts')).metricsQuery,
+ *      } as const satisfies RouteDefinition;
  *
+ *    Each entry is a constant of its own and a plain literal (no call, no
+ *    `${...}`: the bundler cannot tell those free of side effects), so a
+ *    function's bundle keeps its own entry and drops the others, with the
+ *    modules their queries would load (test/infra/bundles.test.ts checks).
  * 3. functions/api/get-cluster-metrics.ts, thin:
  *
- *      export const handler = apiHandler('get-cluster-metrics', async (request) => ({
- *        data: await serveClusterMetrics(request),
- *      }));
+ *      export const handler = apiHandler(getClusterMetricsRoute, getClusterMetrics);
  *
- *    By the time it runs, the access checks of the entry's shape passed and
- *    `query` is its schema's output; it names no permission.
+ *    By the time the route function runs, the access checks of the entry's
+ *    shape passed and `query` is its schema's output; it names no
+ *    permission.
  * 4. `npm run openapi` rewrites docs/openapi.json (a test compares it and
  *    says so when it is stale). The isolation matrix and the
  *    unknown-parameter test pick the entry up.
@@ -116,7 +118,7 @@ export interface RouteDefinition {
   readonly summary: string;
   readonly access: RouteAccess;
   /**
-   * The route's query, loaded on first call (lazyQuery): its schema lives
+   * The route's query, loaded on first call (routeQuery): its schema lives
    * with its domain code, and a function must not build every route's
    * schemas, nor load every domain's code, at its cold start.
    */
@@ -153,10 +155,10 @@ export function permissionsOf(access: RouteAccess): Permission[] {
 }
 
 /**
- * A route's query as the table holds it: loaded by `import()` on the first
- * call, then the same object. In a bundle, a module reached only this way
- * is evaluated only when called, so an API function evaluates its own
- * route's query and domain code and no other.
+ * A route's query as the table holds it: a function that loads it by
+ * `import()`. In a bundle, a module reached only this way is evaluated only
+ * when called, so an API function evaluates its own route's query and domain
+ * code and no other; `routeQuery` loads it once.
  */
 export type LazyRouteQuery<Q extends RouteQuery = RouteQuery> =
   () => Promise<Q>;
@@ -166,20 +168,28 @@ export type RouteQueryOf<R extends RouteDefinition> = Awaited<
   ReturnType<R['query']>
 >;
 
-function lazyQuery<Q extends RouteQuery>(
-  load: () => Promise<Q>,
-): LazyRouteQuery<Q> {
-  let loaded: Promise<Q> | undefined;
-  return () => {
-    loaded ??= load().catch((error: unknown) => {
-      loaded = undefined;
+const loadedQueries = new WeakMap<RouteDefinition, Promise<RouteQuery>>();
+
+/**
+ * The entry's query: loaded on the first call, then the same object (an
+ * inventory list's query is built from its definition, once); a load that
+ * failed is tried again on the next call.
+ */
+export function routeQuery<R extends RouteDefinition>(
+  entry: R,
+): Promise<RouteQueryOf<R>> {
+  let loaded = loadedQueries.get(entry);
+  if (loaded === undefined) {
+    loaded = entry.query().catch((error: unknown) => {
+      loadedQueries.delete(entry);
       throw error;
     });
-    return loaded;
-  };
+    loadedQueries.set(entry, loaded);
+  }
+  return loaded as Promise<RouteQueryOf<R>>;
 }
 
-const noParameters = lazyQuery(async () => NO_PARAMETERS);
+const noParameters = async () => NO_PARAMETERS;
 
 /** An entry whose query is loaded (the OpenAPI document, the tests). */
 export type ResolvedRoute = Omit<RouteDefinition, 'query'> & {
@@ -191,451 +201,494 @@ export async function resolvedRoutes(
   table: readonly RouteDefinition[] = routes,
 ): Promise<ResolvedRoute[]> {
   return Promise.all(
-    table.map(async (entry) => ({ ...entry, query: await entry.query() })),
+    table.map(async (entry) => ({ ...entry, query: await routeQuery(entry) })),
   );
 }
 
-/** An entry, its types kept exact so its handler's request is typed. */
-function route<const R extends RouteDefinition>(definition: R): R {
-  return definition;
-}
-
 const assets = 'assets:read';
-const cluster = '/api/v1/clusters/{clusterID}';
 const clusterRead = { shape: 'cluster', permission: assets } as const;
 
+export const listClustersRoute = {
+  name: 'list-clusters',
+  method: 'GET',
+  path: '/api/v1/clusters',
+  summary: 'The clusters the caller may read',
+  access: { shape: 'clusters', permission: assets },
+  query: async () => (await import('../clusters/params.ts')).clusterListQuery,
+} as const satisfies RouteDefinition;
+
+export const listClientClustersRoute = {
+  name: 'list-client-clusters',
+  method: 'GET',
+  path: '/api/v1/clients/{id}/clusters',
+  summary: "A client's clusters the caller may read",
+  access: { shape: 'client-clusters', permission: assets },
+  query: async () => (await import('../clusters/params.ts')).clusterListQuery,
+} as const satisfies RouteDefinition;
+
+export const listEnvironmentClustersRoute = {
+  name: 'list-environment-clusters',
+  method: 'GET',
+  path: '/api/v1/environments/{envID}/clusters',
+  summary: "An environment's clusters the caller may read",
+  access: { shape: 'environment-clusters', permission: assets },
+  query: async () => (await import('../clusters/params.ts')).clusterListQuery,
+} as const satisfies RouteDefinition;
+
+export const getClusterRoute = {
+  name: 'get-cluster',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}',
+  summary: 'The full cluster record',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const getClusterSummaryRoute = {
+  name: 'get-cluster-summary',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/summary',
+  summary: "The cluster's health digest",
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listNodesRoute = {
+  name: 'list-nodes',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/nodes',
+  summary: 'Every node of the cluster',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listNodeCapacityRoute = {
+  name: 'list-node-capacity',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/nodes/capacity',
+  summary: 'The Nodes tab capacity table (at most 1,000 nodes)',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const getNodeRoute = {
+  name: 'get-node',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/nodes/{nodeID}',
+  summary: 'One node of the cluster',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listNodePodsRoute = {
+  name: 'list-node-pods',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/nodes/{nodeID}/pods',
+  summary: "The node's pods",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.pods);
+  },
+} as const satisfies RouteDefinition;
+
+export const listNamespacesRoute = {
+  name: 'list-namespaces',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/namespaces',
+  summary: 'Every namespace with its counts',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listNamespaceUsageRoute = {
+  name: 'list-namespace-usage',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/namespaces/usage',
+  summary: 'Requests, limits and pods per namespace',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listWorkloadsRoute = {
+  name: 'list-workloads',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/workloads',
+  summary: "The cluster's workloads",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.workloads);
+  },
+} as const satisfies RouteDefinition;
+
+export const getWorkloadRoute = {
+  name: 'get-workload',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/workloads/{workloadID}',
+  summary: 'One workload',
+  access: clusterRead,
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const listWorkloadPodsRoute = {
+  name: 'list-workload-pods',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/workloads/{workloadID}/pods',
+  summary: "The workload's pods",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.pods);
+  },
+} as const satisfies RouteDefinition;
+
+export const listPodsRoute = {
+  name: 'list-pods',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/pods',
+  summary: "The cluster's pods",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.pods);
+  },
+} as const satisfies RouteDefinition;
+
+export const listServicesRoute = {
+  name: 'list-services',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/services',
+  summary: "The cluster's services",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.services);
+  },
+} as const satisfies RouteDefinition;
+
+export const listIngressesRoute = {
+  name: 'list-ingresses',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/ingresses',
+  summary: "The cluster's ingresses",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.ingresses);
+  },
+} as const satisfies RouteDefinition;
+
+export const listPvcsRoute = {
+  name: 'list-pvcs',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/pvcs',
+  summary: "The cluster's persistent volume claims",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.pvcs);
+  },
+} as const satisfies RouteDefinition;
+
+export const listEventsRoute = {
+  name: 'list-events',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/events',
+  summary: "The cluster's events of the last 24 hours, newest first",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.events);
+  },
+} as const satisfies RouteDefinition;
+
+export const listJobsRoute = {
+  name: 'list-jobs',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/jobs',
+  summary: "The cluster's jobs and cron jobs",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.jobs);
+  },
+} as const satisfies RouteDefinition;
+
+export const listHpasRoute = {
+  name: 'list-hpas',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/hpas',
+  summary: "The cluster's horizontal pod autoscalers",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS.hpas);
+  },
+} as const satisfies RouteDefinition;
+
+export const listNetworkPoliciesRoute = {
+  name: 'list-network-policies',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/network-policies',
+  summary: "The cluster's network policies",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS['network-policies']);
+  },
+} as const satisfies RouteDefinition;
+
+export const listResourceQuotasRoute = {
+  name: 'list-resource-quotas',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/resource-quotas',
+  summary: "The cluster's resource quotas",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS['resource-quotas']);
+  },
+} as const satisfies RouteDefinition;
+
+export const listEndpointSlicesRoute = {
+  name: 'list-endpoint-slices',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/endpoint-slices',
+  summary: "The cluster's endpoint slices",
+  access: clusterRead,
+  query: async () => {
+    const [{ listQuery }, { LISTS }] = await Promise.all([
+      import('../inventory/list.ts'),
+      import('../inventory/lists.ts'),
+    ]);
+    return listQuery(LISTS['endpoint-slices']);
+  },
+} as const satisfies RouteDefinition;
+
+export const listClusterEventTimelineRoute = {
+  name: 'list-cluster-event-timeline',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/events/timeline',
+  summary:
+    "The cluster's events of the past 14 days, filtered, newest first, messages sanitized",
+  access: clusterRead,
+  query: async () => (await import('../events/params.ts')).timelineRouteQuery,
+  rateLimit: 'events-timeline',
+  failures: ['events_backend_unavailable', 'events_backend_timeout'],
+} as const satisfies RouteDefinition;
+
+export const getClusterGraphRoute = {
+  name: 'get-cluster-graph',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/graph',
+  summary:
+    'What one stored object is connected to: its relations, both ways, up to three hops',
+  access: clusterRead,
+  query: async () => (await import('../graph/params.ts')).graphQuery,
+} as const satisfies RouteDefinition;
+
+export const listHostsRoute = {
+  name: 'list-hosts',
+  method: 'GET',
+  path: '/api/v1/hosts',
+  summary:
+    "The CMDB hosts inside the caller's assets:read scope, filtered by PQL, with their k8s nodes",
+  access: { shape: 'gate', permission: assets },
+  query: async () => (await import('../hosts/params.ts')).hostListQuery,
+  failures: ['invalid_pql'],
+} as const satisfies RouteDefinition;
+
+export const getHostRoute = {
+  name: 'get-host',
+  method: 'GET',
+  path: '/api/v1/hosts/{hostID}',
+  summary:
+    "One CMDB host inside the caller's assets:read scope, with its k8s nodes",
+  access: { shape: 'gate', permission: assets },
+  query: noParameters,
+} as const satisfies RouteDefinition;
+
+export const getClusterMetricsRoute = {
+  name: 'get-cluster-metrics',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/metrics/{query}',
+  summary:
+    'One of the ten allow-listed metrics queries over a range (or instant), confined to the cluster',
+  access: { shape: 'cluster', permission: 'metrics:read' },
+  query: async () => (await import('../metrics/params.ts')).metricsQuery,
+  failures: ['metrics_not_configured', 'bad_gateway'],
+} as const satisfies RouteDefinition;
+
+export const getLiveManifestRoute = {
+  name: 'get-live-manifest',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/live/manifest',
+  summary: "One object, read now through the cluster's agent (redacted there)",
+  access: clusterRead,
+  query: async () => (await import('../live/params.ts')).manifestQuery,
+  liveReads: true,
+  failures: LIVE_READ_FAILURES,
+  rateLimit: 'live-manifest-revisions',
+} as const satisfies RouteDefinition;
+
+export const listLiveRevisionsRoute = {
+  name: 'list-live-revisions',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/live/revisions',
+  summary: "A workload's rollout history, read now through the cluster's agent",
+  access: clusterRead,
+  query: async () => (await import('../live/params.ts')).revisionsQuery,
+  liveReads: true,
+  failures: LIVE_READ_FAILURES,
+  rateLimit: 'live-manifest-revisions',
+} as const satisfies RouteDefinition;
+
+export const getLiveLogsRoute = {
+  name: 'get-live-logs',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/live/logs',
+  summary:
+    "One container's recent output through the cluster's agent, sanitized",
+  access: { shape: 'cluster', permission: 'logs:read' },
+  query: async () => (await import('../live/params.ts')).logsQuery,
+  liveReads: true,
+  failures: LIVE_READ_FAILURES,
+  rateLimit: 'live-logs',
+} as const satisfies RouteDefinition;
+
+export const listLiveReadAuditRoute = {
+  name: 'list-live-read-audit',
+  method: 'GET',
+  path: '/api/v1/audit/live-reads',
+  summary: "Who read what live, inside the caller's audit:read scope",
+  access: { shape: 'gate', permission: 'audit:read' },
+  query: async () => (await import('../live/params.ts')).auditListQuery,
+} as const satisfies RouteDefinition;
+
+export const listChangesRoute = {
+  name: 'list-changes',
+  method: 'GET',
+  path: '/api/v1/changes',
+  summary: "Recorded changes inside the caller's changes:read scope",
+  access: { shape: 'gate', permission: 'changes:read' },
+  query: async () => (await import('../changes/params.ts')).changeFeedQuery,
+} as const satisfies RouteDefinition;
+
+export const listClusterChangesRoute = {
+  name: 'list-cluster-changes',
+  method: 'GET',
+  path: '/api/v1/clusters/{clusterID}/changes',
+  summary:
+    'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
+  access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
+  query: async () =>
+    (await import('../changes/params.ts')).whatChangedRouteQuery,
+  rateLimit: 'what-changed',
+} as const satisfies RouteDefinition;
+
+export const receiveWebhookRoute = {
+  name: 'receive-webhook',
+  method: 'POST',
+  path: '/api/v1/webhooks/{sourceID}',
+  summary:
+    "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
+  access: { shape: 'public', authenticatedBy: 'webhook source secret' },
+  query: noParameters,
+  dbLogin: 'webhooks',
+  failures: [
+    'bad_request',
+    'unauthorized',
+    'payload_too_large',
+    'unsupported_media_type',
+    'unprocessable',
+  ],
+} as const satisfies RouteDefinition;
+
+export const getOpenapiRoute = {
+  name: 'get-openapi',
+  method: 'GET',
+  path: '/api/v1/openapi.json',
+  summary: 'This OpenAPI 3.1 document',
+  access: { shape: 'public', authenticatedBy: 'nothing' },
+  query: noParameters,
+  dbLogin: 'none',
+} as const satisfies RouteDefinition;
+
 export const routes = [
-  route({
-    name: 'list-clusters',
-    method: 'GET',
-    path: '/api/v1/clusters',
-    summary: 'The clusters the caller may read',
-    access: { shape: 'clusters', permission: assets },
-    query: lazyQuery(
-      async () => (await import('../clusters/params.ts')).clusterListQuery,
-    ),
-  }),
-  route({
-    name: 'list-client-clusters',
-    method: 'GET',
-    path: '/api/v1/clients/{id}/clusters',
-    summary: "A client's clusters the caller may read",
-    access: { shape: 'client-clusters', permission: assets },
-    query: lazyQuery(
-      async () => (await import('../clusters/params.ts')).clusterListQuery,
-    ),
-  }),
-  route({
-    name: 'list-environment-clusters',
-    method: 'GET',
-    path: '/api/v1/environments/{envID}/clusters',
-    summary: "An environment's clusters the caller may read",
-    access: { shape: 'environment-clusters', permission: assets },
-    query: lazyQuery(
-      async () => (await import('../clusters/params.ts')).clusterListQuery,
-    ),
-  }),
-  route({
-    name: 'get-cluster',
-    method: 'GET',
-    path: cluster,
-    summary: 'The full cluster record',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'get-cluster-summary',
-    method: 'GET',
-    path: `${cluster}/summary`,
-    summary: "The cluster's health digest",
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-nodes',
-    method: 'GET',
-    path: `${cluster}/nodes`,
-    summary: 'Every node of the cluster',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-node-capacity',
-    method: 'GET',
-    path: `${cluster}/nodes/capacity`,
-    summary: 'The Nodes tab capacity table (at most 1,000 nodes)',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'get-node',
-    method: 'GET',
-    path: `${cluster}/nodes/{nodeID}`,
-    summary: 'One node of the cluster',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-node-pods',
-    method: 'GET',
-    path: `${cluster}/nodes/{nodeID}/pods`,
-    summary: "The node's pods",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.pods);
-    }),
-  }),
-  route({
-    name: 'list-namespaces',
-    method: 'GET',
-    path: `${cluster}/namespaces`,
-    summary: 'Every namespace with its counts',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-namespace-usage',
-    method: 'GET',
-    path: `${cluster}/namespaces/usage`,
-    summary: 'Requests, limits and pods per namespace',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-workloads',
-    method: 'GET',
-    path: `${cluster}/workloads`,
-    summary: "The cluster's workloads",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.workloads);
-    }),
-  }),
-  route({
-    name: 'get-workload',
-    method: 'GET',
-    path: `${cluster}/workloads/{workloadID}`,
-    summary: 'One workload',
-    access: clusterRead,
-    query: noParameters,
-  }),
-  route({
-    name: 'list-workload-pods',
-    method: 'GET',
-    path: `${cluster}/workloads/{workloadID}/pods`,
-    summary: "The workload's pods",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.pods);
-    }),
-  }),
-  route({
-    name: 'list-pods',
-    method: 'GET',
-    path: `${cluster}/pods`,
-    summary: "The cluster's pods",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.pods);
-    }),
-  }),
-  route({
-    name: 'list-services',
-    method: 'GET',
-    path: `${cluster}/services`,
-    summary: "The cluster's services",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.services);
-    }),
-  }),
-  route({
-    name: 'list-ingresses',
-    method: 'GET',
-    path: `${cluster}/ingresses`,
-    summary: "The cluster's ingresses",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.ingresses);
-    }),
-  }),
-  route({
-    name: 'list-pvcs',
-    method: 'GET',
-    path: `${cluster}/pvcs`,
-    summary: "The cluster's persistent volume claims",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.pvcs);
-    }),
-  }),
-  route({
-    name: 'list-events',
-    method: 'GET',
-    path: `${cluster}/events`,
-    summary: "The cluster's events of the last 24 hours, newest first",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.events);
-    }),
-  }),
-  route({
-    name: 'list-jobs',
-    method: 'GET',
-    path: `${cluster}/jobs`,
-    summary: "The cluster's jobs and cron jobs",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.jobs);
-    }),
-  }),
-  route({
-    name: 'list-hpas',
-    method: 'GET',
-    path: `${cluster}/hpas`,
-    summary: "The cluster's horizontal pod autoscalers",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS.hpas);
-    }),
-  }),
-  route({
-    name: 'list-network-policies',
-    method: 'GET',
-    path: `${cluster}/network-policies`,
-    summary: "The cluster's network policies",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS['network-policies']);
-    }),
-  }),
-  route({
-    name: 'list-resource-quotas',
-    method: 'GET',
-    path: `${cluster}/resource-quotas`,
-    summary: "The cluster's resource quotas",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS['resource-quotas']);
-    }),
-  }),
-  route({
-    name: 'list-endpoint-slices',
-    method: 'GET',
-    path: `${cluster}/endpoint-slices`,
-    summary: "The cluster's endpoint slices",
-    access: clusterRead,
-    query: lazyQuery(async () => {
-      const [{ listQuery }, { LISTS }] = await Promise.all([
-        import('../inventory/list.ts'),
-        import('../inventory/lists.ts'),
-      ]);
-      return listQuery(LISTS['endpoint-slices']);
-    }),
-  }),
-  route({
-    name: 'list-cluster-event-timeline',
-    method: 'GET',
-    path: `${cluster}/events/timeline`,
-    summary:
-      "The cluster's events of the past 14 days, filtered, newest first, messages sanitized",
-    access: clusterRead,
-    query: lazyQuery(
-      async () => (await import('../events/params.ts')).timelineRouteQuery,
-    ),
-    rateLimit: 'events-timeline',
-    failures: ['events_backend_unavailable', 'events_backend_timeout'],
-  }),
-  route({
-    name: 'get-cluster-graph',
-    method: 'GET',
-    path: `${cluster}/graph`,
-    summary:
-      'What one stored object is connected to: its relations, both ways, up to three hops',
-    access: clusterRead,
-    query: lazyQuery(
-      async () => (await import('../graph/params.ts')).graphQuery,
-    ),
-  }),
-  route({
-    name: 'list-hosts',
-    method: 'GET',
-    path: '/api/v1/hosts',
-    summary:
-      "The CMDB hosts inside the caller's assets:read scope, filtered by PQL, with their k8s nodes",
-    access: { shape: 'gate', permission: assets },
-    query: lazyQuery(
-      async () => (await import('../hosts/params.ts')).hostListQuery,
-    ),
-    failures: ['invalid_pql'],
-  }),
-  route({
-    name: 'get-host',
-    method: 'GET',
-    path: '/api/v1/hosts/{hostID}',
-    summary:
-      "One CMDB host inside the caller's assets:read scope, with its k8s nodes",
-    access: { shape: 'gate', permission: assets },
-    query: noParameters,
-  }),
-  route({
-    name: 'get-cluster-metrics',
-    method: 'GET',
-    path: `${cluster}/metrics/{query}`,
-    summary:
-      'One of the ten allow-listed metrics queries over a range (or instant), confined to the cluster',
-    access: { shape: 'cluster', permission: 'metrics:read' },
-    query: lazyQuery(
-      async () => (await import('../metrics/params.ts')).metricsQuery,
-    ),
-    failures: ['metrics_not_configured', 'bad_gateway'],
-  }),
-  route({
-    name: 'get-live-manifest',
-    method: 'GET',
-    path: `${cluster}/live/manifest`,
-    summary:
-      "One object, read now through the cluster's agent (redacted there)",
-    access: clusterRead,
-    query: lazyQuery(
-      async () => (await import('../live/params.ts')).manifestQuery,
-    ),
-    liveReads: true,
-    failures: LIVE_READ_FAILURES,
-    rateLimit: 'live-manifest-revisions',
-  }),
-  route({
-    name: 'list-live-revisions',
-    method: 'GET',
-    path: `${cluster}/live/revisions`,
-    summary:
-      "A workload's rollout history, read now through the cluster's agent",
-    access: clusterRead,
-    query: lazyQuery(
-      async () => (await import('../live/params.ts')).revisionsQuery,
-    ),
-    liveReads: true,
-    failures: LIVE_READ_FAILURES,
-    rateLimit: 'live-manifest-revisions',
-  }),
-  route({
-    name: 'get-live-logs',
-    method: 'GET',
-    path: `${cluster}/live/logs`,
-    summary:
-      "One container's recent output through the cluster's agent, sanitized",
-    access: { shape: 'cluster', permission: 'logs:read' },
-    query: lazyQuery(async () => (await import('../live/params.ts')).logsQuery),
-    liveReads: true,
-    failures: LIVE_READ_FAILURES,
-    rateLimit: 'live-logs',
-  }),
-  route({
-    name: 'list-live-read-audit',
-    method: 'GET',
-    path: '/api/v1/audit/live-reads',
-    summary: "Who read what live, inside the caller's audit:read scope",
-    access: { shape: 'gate', permission: 'audit:read' },
-    query: lazyQuery(
-      async () => (await import('../live/params.ts')).auditListQuery,
-    ),
-  }),
-  route({
-    name: 'list-changes',
-    method: 'GET',
-    path: '/api/v1/changes',
-    summary: "Recorded changes inside the caller's changes:read scope",
-    access: { shape: 'gate', permission: 'changes:read' },
-    query: lazyQuery(
-      async () => (await import('../changes/params.ts')).changeFeedQuery,
-    ),
-  }),
-  route({
-    name: 'list-cluster-changes',
-    method: 'GET',
-    path: `${cluster}/changes`,
-    summary:
-      'What changed in the cluster, a namespace or a workload: recorded changes, deploys, events and alerts, newest first',
-    access: { shape: 'cluster', sources: WHAT_CHANGED_SOURCES },
-    query: lazyQuery(
-      async () => (await import('../changes/params.ts')).whatChangedRouteQuery,
-    ),
-    rateLimit: 'what-changed',
-  }),
-  route({
-    name: 'receive-webhook',
-    method: 'POST',
-    path: '/api/v1/webhooks/{sourceID}',
-    summary:
-      "A webhook source's notification: Argo CD (deploys) or Alertmanager (alert groups)",
-    access: { shape: 'public', authenticatedBy: 'webhook source secret' },
-    query: noParameters,
-    dbLogin: 'webhooks',
-    failures: [
-      'bad_request',
-      'unauthorized',
-      'payload_too_large',
-      'unsupported_media_type',
-      'unprocessable',
-    ],
-  }),
-  route({
-    name: 'get-openapi',
-    method: 'GET',
-    path: '/api/v1/openapi.json',
-    summary: 'This OpenAPI 3.1 document',
-    access: { shape: 'public', authenticatedBy: 'nothing' },
-    query: noParameters,
-    dbLogin: 'none',
-  }),
+  listClustersRoute,
+  listClientClustersRoute,
+  listEnvironmentClustersRoute,
+  getClusterRoute,
+  getClusterSummaryRoute,
+  listNodesRoute,
+  listNodeCapacityRoute,
+  getNodeRoute,
+  listNodePodsRoute,
+  listNamespacesRoute,
+  listNamespaceUsageRoute,
+  listWorkloadsRoute,
+  getWorkloadRoute,
+  listWorkloadPodsRoute,
+  listPodsRoute,
+  listServicesRoute,
+  listIngressesRoute,
+  listPvcsRoute,
+  listEventsRoute,
+  listJobsRoute,
+  listHpasRoute,
+  listNetworkPoliciesRoute,
+  listResourceQuotasRoute,
+  listEndpointSlicesRoute,
+  listClusterEventTimelineRoute,
+  getClusterGraphRoute,
+  listHostsRoute,
+  getHostRoute,
+  getClusterMetricsRoute,
+  getLiveManifestRoute,
+  listLiveRevisionsRoute,
+  getLiveLogsRoute,
+  listLiveReadAuditRoute,
+  listChangesRoute,
+  listClusterChangesRoute,
+  receiveWebhookRoute,
+  getOpenapiRoute,
 ] as const;
 
 export type Route = (typeof routes)[number];

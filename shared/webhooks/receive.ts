@@ -24,7 +24,7 @@ import {
 } from '../errors.ts';
 import { readRouteQuery } from '../http/query.ts';
 import { type ApiResult, ok } from '../http/response.ts';
-import { routeNamed } from '../http/routes.ts';
+import { receiveWebhookRoute, routeQuery } from '../http/routes.ts';
 import { storeAlertmanagerNotification } from './alertmanager.ts';
 import { storeArgocdNotification } from './argocd.ts';
 import { authenticateWebhookSource } from './sources.ts';
@@ -68,10 +68,7 @@ export async function receiveWebhook(
     bearer(header(event, 'authorization')),
   );
   if (!source) throw new UnauthorizedError(WEBHOOK_UNAUTHORIZED);
-  readRouteQuery(
-    event.rawQueryString,
-    await routeNamed('receive-webhook').query(),
-  );
+  readRouteQuery(event.rawQueryString, await routeQuery(receiveWebhookRoute));
 
   const bytes = bodyBytes(event);
   if (bytes.length > MAX_WEBHOOK_BODY_BYTES) {

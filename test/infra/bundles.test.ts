@@ -154,6 +154,29 @@ describe('the live reads’ bundles', () => {
   });
 });
 
+describe('the API functions’ bundles', () => {
+  it('each hold their own route’s table entry and no other (nor the code other entries’ queries load)', () => {
+    for (const route of routes) {
+      // get-openapi serves the document, which names every route.
+      if (route.name === 'get-openapi') continue;
+      // Assess
+      const bundle = readFileSync(
+        join(fn(`api-${route.name}`).dir, 'index.js'),
+        'utf8',
+      );
+      expect(bundle, route.name).toContain(`"${route.summary}"`);
+      const others = routes.filter(
+        (other) => other !== route && !route.summary.includes(other.summary),
+      );
+      for (const other of others) {
+        expect(bundle, `${route.name} holds ${other.name}`).not.toContain(
+          other.summary,
+        );
+      }
+    }
+  });
+});
+
 describe('migrate, as the MigrateOnDeploy trigger invokes it', () => {
   it('applies every migration to an empty database and creates each application login its secret names', async () => {
     // Prepare

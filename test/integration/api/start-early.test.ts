@@ -9,7 +9,7 @@ import { lambdaContext } from '../../../infra/local/lambda-context.ts';
 import { createPool } from '../../../shared/db/pool.ts';
 import { setDb } from '../../../shared/db/process-pool.ts';
 import { apiHandler } from '../../../shared/http/api-handler.ts';
-import { routeNamed } from '../../../shared/http/routes.ts';
+import { getLiveManifestRoute as route } from '../../../shared/http/routes.ts';
 import {
   insertClientCluster,
   insertGrant,
@@ -24,9 +24,8 @@ describe('apiHandler startEarly', () => {
   let database: TestDatabase;
   let clusterId: string;
   const steps: string[] = [];
-  const route = routeNamed('get-live-manifest');
   const handler = apiHandler(
-    'get-live-manifest',
+    route,
     async () => {
       steps.push('route');
       return { data: {} };
