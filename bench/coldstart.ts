@@ -468,9 +468,7 @@ try {
   const liveFloor = rows.find((r) => r.kind === 'live-floor');
   const live = rows.filter((r) => r.live);
   if (liveFloor && live.length > 0) {
-    console.log(
-      `\nThe live reads against the live floor (${LIVE_FLOOR_NAME}):\n`,
-    );
+    console.log('\nThe live reads against the live floor:\n');
     console.log(
       '| function | first answer ms | × live floor | new backend: × live floor |',
     );
