@@ -56,21 +56,26 @@ describe('the route table', () => {
   });
 });
 
+/** A public entry of no consequence whose query `load` loads. */
+function entryLoading(load: () => Promise<RouteQuery>): RouteDefinition {
+  return {
+    name: 'probe',
+    method: 'GET',
+    path: '/probe',
+    summary: 'A probe',
+    access: { shape: 'public', authenticatedBy: 'nothing' },
+    query: load,
+  };
+}
+
 describe('routeQuery', () => {
   it('loads an entry’s query once and keeps it', async () => {
     // Prepare
     let loads = 0;
-    const entry: RouteDefinition = {
-      name: 'probe',
-      method: 'GET',
-      path: '/probe',
-      summary: 'A probe',
-      access: { shape: 'public', authenticatedBy: 'nothing' },
-      query: async () => {
-        loads++;
-        return NO_PARAMETERS;
-      },
-    };
+    const entry = entryLoading(async () => {
+      loads++;
+      return NO_PARAMETERS;
+    });
 
     // Act
     const [first, second] = await Promise.all([
@@ -89,18 +94,11 @@ describe('routeQuery', () => {
   it('tries a load that failed again on the next call', async () => {
     // Prepare
     let loads = 0;
-    const entry: RouteDefinition = {
-      name: 'flaky',
-      method: 'GET',
-      path: '/flaky',
-      summary: 'A query whose first load fails',
-      access: { shape: 'public', authenticatedBy: 'nothing' },
-      query: async (): Promise<RouteQuery> => {
-        loads++;
-        if (loads === 1) throw new Error('the module could not be loaded');
-        return NO_PARAMETERS;
-      },
-    };
+    const entry = entryLoading(async () => {
+      loads++;
+      if (loads === 1) throw new Error('the module could not be loaded');
+      return NO_PARAMETERS;
+    });
 
     // Act
     const failed = routeQuery(entry);
