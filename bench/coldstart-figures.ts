@@ -34,6 +34,7 @@ export const COLDSTART_MEASURES = [
   'test/helpers/lambda-process.ts',
   'test/helpers/lambda-stage.ts',
   'test/helpers/lambda-runtime.mjs',
+  'test/helpers/json-lines.mjs',
   'test/helpers/rds-proxy.ts',
   'scripts/node22',
 ];

@@ -694,10 +694,3 @@ export const routes = [
 export type Route = (typeof routes)[number];
 export type RouteName = Route['name'];
 export type RouteNamed<N extends RouteName> = Extract<Route, { name: N }>;
-
-/** The entry named `name`; throws for a name not in the table. */
-export function routeNamed<N extends RouteName>(name: N): RouteNamed<N> {
-  const found = routes.find((entry) => entry.name === name);
-  if (!found) throw new Error(`no route named ${name} in the route table`);
-  return found as RouteNamed<N>;
-}

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fromRoot } from '../../infra/paths.ts';
+import { onJsonLines, writeJsonLine } from './json-lines.mjs';
 import type { BundledFunction } from './lambda-bundles.ts';
 
 const TOOLS = fromRoot('scripts/node22');
@@ -134,22 +135,6 @@ export function bootstrapNodeOptions(memorySize: number): string[] {
   ];
 }
 
-/** Calls `receive` with each JSON message, one a line, read from `stream`. */
-function onJsonLines<T>(stream: Duplex, receive: (message: T) => void): void {
-  let buffered = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let end = buffered.indexOf('\n'); end !== -1; ) {
-      receive(JSON.parse(buffered.slice(0, end)) as T);
-      buffered = buffered.slice(end + 1);
-      end = buffered.indexOf('\n');
-    }
-  });
-  // The process's exit settles what waits; a reset pipe says nothing more.
-  stream.on('error', () => {});
-}
-
 /** An X-Ray trace header, unsampled, as the Runtime API hands one over. */
 function traceIdHeader(): string {
   const hex = (length: number) =>
@@ -191,8 +176,9 @@ export function startLambda(
     child.once('exit', () => resolve()),
   );
   const channel = child.stdio[3] as Duplex;
-  const send = (message: unknown) =>
-    channel.write(`${JSON.stringify(message)}\n`);
+  // The process's exit settles what waits; a reset pipe says nothing more.
+  channel.on('error', () => {});
+  const send = (message: unknown) => writeJsonLine(channel, message);
   const loaded = new Promise<Loaded>((resolve, reject) => {
     onJsonLines<Message>(channel, (message) => {
       if (message.type === 'ready')

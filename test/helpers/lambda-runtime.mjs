@@ -22,6 +22,7 @@
  * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
  */
 import { createRequire } from 'node:module';
+import { onJsonLines, writeJsonLine } from './json-lines.mjs';
 
 // The runtime client is an ESM bundle that takes its builtins through
 // createRequire; an ESM import of a builtin reads all of its exports, whose
@@ -29,7 +30,7 @@ import { createRequire } from 'node:module';
 // file requires its builtins the same way.
 const require = createRequire(import.meta.url);
 require('node:http');
-require('node:net');
+const { Socket } = require('node:net');
 require('node:assert');
 require('node:util');
 const { existsSync } = require('node:fs');
@@ -37,27 +38,12 @@ const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 /**
- * The channel to the caller (lambda-process.ts), one JSON message a line
- * each way on file descriptor 3: not Node's IPC channel, whose setup loads
- * child_process, dgram and v8 into a process the Lambda runtime never does.
+ * The channel to the caller (lambda-process.ts), JSON lines each way on file
+ * descriptor 3: not Node's IPC channel, whose setup loads child_process,
+ * dgram and v8 into a process the Lambda runtime never does.
  */
-const { Socket } = require('node:net');
 const channel = new Socket({ fd: 3, readable: true, writable: true });
-function send(message) {
-  channel.write(`${JSON.stringify(message)}\n`);
-}
-function onMessage(receive) {
-  let buffered = '';
-  channel.setEncoding('utf8');
-  channel.on('data', (chunk) => {
-    buffered += chunk;
-    for (let end = buffered.indexOf('\n'); end !== -1; ) {
-      receive(JSON.parse(buffered.slice(0, end)));
-      buffered = buffered.slice(end + 1);
-      end = buffered.indexOf('\n');
-    }
-  });
-}
+const send = (message) => writeJsonLine(channel, message);
 
 const [dir, handlerName] = process.argv.slice(2);
 const dot = handlerName.lastIndexOf('.');
@@ -128,7 +114,7 @@ try {
 
 if (handler !== undefined) {
   send({ type: 'ready', at: performance.now(), cpuMs: cpuMs() });
-  onMessage(async (invocation) => {
+  onJsonLines(channel, async (invocation) => {
     process.env._X_AMZN_TRACE_ID = invocation.traceId;
     try {
       const result = await handler(invocation.event, contextFor(invocation));
