@@ -1,7 +1,7 @@
 /**
  * The measured process of `npm run bench -- sync-lambda`: bundled with the
  * sync handler as the deployment bundles it (esbuild, CommonJS, minified), run
- * by plain node with nothing else loaded. It stands in for Lambda's runtime
+ * on the runtime's Node major with nothing else loaded. It stands in for Lambda's runtime
  * client: it receives an SQS event (over IPC instead of the runtime API),
  * invokes the handler and answers with its batch response.
  */

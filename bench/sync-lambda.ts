@@ -2,8 +2,11 @@
  * `npm run bench -- sync-lambda`: the sync handler's own CPU per record as
  * Lambda runs it. The handler is bundled as the deployment bundles it
  * (bench/sync-lambda-runtime.ts through esbuild: `BUNDLE`, minified)
- * and run by plain node in a process of its own, configured as the
- * deployed function is (INFO logs and EMF metrics on, written to nowhere);
+ * and run in a process of its own as Lambda starts it (the runtime's Node
+ * major, scripts/node22, with the heap options the runtime's bootstrap
+ * gives Node for the function's memory: test/helpers/lambda-process.ts),
+ * configured as the deployed function is (INFO logs and EMF metrics on,
+ * written to nowhere);
  * this process, the poller's stand-in, sends it SQS events of BENCH_BATCH
  * (5) gzip records as the event source would, one per cluster of
  * BENCH_CLUSTERS (5) medium clusters, and reads its CPU from /proc. No
@@ -33,6 +36,7 @@ import { gzipSync } from 'node:zlib';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { build } from 'esbuild';
 import { BUNDLE } from '../infra/constructs/service-function.ts';
+import { SYNC_MEMORY_SIZE } from '../infra/stacks/ingest-stack.ts';
 import {
   encodeForQueue,
   QueueAttribute,
@@ -43,6 +47,10 @@ import {
   generateInventory,
   mutateInventory,
 } from '../test/fixtures/generate.ts';
+import {
+  bootstrapNodeOptions,
+  lambdaNodeBinary,
+} from '../test/helpers/lambda-process.ts';
 import { sqsRecordOf } from '../test/helpers/sqs-record.ts';
 import { benchDatabase, median, postgresCpuMs } from './common.ts';
 import { processCpuMs } from './ingest-stack.ts';
@@ -217,6 +225,10 @@ try {
   await ensureTenant(bench.db, { clientSlug: 'bench', envSlug: 'production' });
   const runtime = await bundle();
   child = fork(runtime, [], {
+    // As Lambda starts it: the runtime's Node major, with the heap its
+    // bootstrap sizes from the function's memory.
+    execPath: lambdaNodeBinary(),
+    execArgv: bootstrapNodeOptions(SYNC_MEMORY_SIZE),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       PATH: process.env.PATH,

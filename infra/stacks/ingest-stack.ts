@@ -35,6 +35,9 @@ import {
 /** SQS's own advice for a Lambda source: visibility ≥ 6 × its timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
+/** The sync function's memory, MB: whole inventories are parsed in memory. */
+export const SYNC_MEMORY_SIZE = 1536;
+
 export interface IngestStackProps extends StackProps {
   readonly parameters: DeployParameters;
   readonly vpc: ec2.IVpc;
@@ -158,8 +161,7 @@ export class IngestStack extends Stack {
       vpcSubnets: props.appSubnets,
       securityGroups: [syncSg],
       timeout: syncTimeout,
-      // Whole inventories are parsed in memory.
-      memorySize: 1536,
+      memorySize: SYNC_MEMORY_SIZE,
       logLevel: parameters.logLevel,
       logRetention: parameters.logRetentionDays as logs.RetentionDays,
       environment: {
