@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { SYNC_MEMORY_SIZE } from '../infra/function-memory.ts';
 import { RejectedInventoryError } from '../shared/errors.ts';
 import {
   decodeQueuedInventory,
@@ -26,6 +27,10 @@ import {
   gzipTooLargeJson,
   inventoryOfSize,
 } from '../test/helpers/hostile-bodies.ts';
+import {
+  bootstrapNodeOptions,
+  lambdaNodeBinary,
+} from '../test/helpers/lambda-process.ts';
 
 /** The local stack's max_payload (8 MiB) less room for the headers. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024 - 4096;
@@ -60,9 +65,9 @@ export function measureInChild(
     const file = join(dir, 'body');
     writeFileSync(file, body);
     const result = spawnSync(
-      process.execPath,
+      lambdaNodeBinary(),
       [
-        '--expose-gc',
+        ...bootstrapNodeOptions(SYNC_MEMORY_SIZE),
         '--import',
         'tsx',
         fileURLToPath(import.meta.url),

@@ -12,7 +12,9 @@
  * - `gzip-bomb`: gzip of 1 GiB of spaces (about 1 MB), refused at the cap;
  * - `gzip-too-large`: gzip of valid JSON 1 MiB past the cap, refused.
  *
- * Each child (bench/memory-child.ts) reads the body from a file, then decodes the queued record
+ * Each child (bench/memory-child.ts), started as Lambda starts the sync
+ * function (the runtime's Node major, the heap options its bootstrap gives
+ * Node for the function's memory), reads the body from a file, then decodes the queued record
  * (decodeQueuedInventory: base64, the capped gunzip) and parses and
  * validates it (parseInventoryJson), the sync's in-memory part before its
  * transaction. The figures are the peak RSS, the RSS just before the message

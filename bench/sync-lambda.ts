@@ -36,7 +36,7 @@ import { gzipSync } from 'node:zlib';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { build } from 'esbuild';
 import { BUNDLE } from '../infra/constructs/service-function.ts';
-import { SYNC_MEMORY_SIZE } from '../infra/stacks/ingest-stack.ts';
+import { SYNC_MEMORY_SIZE } from '../infra/function-memory.ts';
 import {
   encodeForQueue,
   QueueAttribute,

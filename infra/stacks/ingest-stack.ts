@@ -25,6 +25,7 @@ import {
   type DatabaseLogin,
   ServiceFunction,
 } from '../constructs/service-function.ts';
+import { SYNC_MEMORY_SIZE } from '../function-memory.ts';
 import { acknowledge } from '../nag.ts';
 import { functionNames } from '../names.ts';
 import {
@@ -34,9 +35,6 @@ import {
 
 /** SQS's own advice for a Lambda source: visibility ≥ 6 × its timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
-
-/** The sync function's memory, MB: whole inventories are parsed in memory. */
-export const SYNC_MEMORY_SIZE = 1536;
 
 export interface IngestStackProps extends StackProps {
   readonly parameters: DeployParameters;
