@@ -39,8 +39,12 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           sequence: { groupOrder: 2 },
           setupFiles,
-          // The bundles test runs the built functions against PostgreSQL.
-          globalSetup: ['test/helpers/global-setup.ts'],
+          // The bundles test runs the built functions against PostgreSQL,
+          // on the Lambda runtime's Node, installed once before the files run.
+          globalSetup: [
+            'test/helpers/global-setup.ts',
+            'test/helpers/lambda-node-setup.ts',
+          ],
           testTimeout: 120_000,
           // One synth in beforeAll takes over 10 s on a busy two-core machine.
           hookTimeout: 120_000,
