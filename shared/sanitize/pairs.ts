@@ -46,11 +46,12 @@ const SCANNERS = Array.from(
  * A value that is already a redaction mark or a placeholder (`${TOKEN}`,
  * `<password>`, `[PASSWORD]`, `{{ .Values.x }}`, `XXXXXXXX`, empty), with or
  * without a scheme word before it: left as it is. `$[REDACTED]` too: a
- * `$NAME` placeholder whose random-looking name the backstop hid, so a
+ * `$NAME` placeholder whose random-looking name the backstop hid, and marks
+ * side by side (`[REDACTED][REDACTED]`: a value hidden in two parts), so a
  * second pass changes nothing.
  */
 const ALREADY_REDACTED =
-  /^(?:(?:bearer|basic|token)[ \t]+)?(?:\$?\[[A-Za-z_ -]*\]|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
+  /^(?:(?:bearer|basic|token)[ \t]+)?(?:(?:\$?\[[A-Za-z_ -]*\])+|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
 
 /** The auth schemes whose word takes its credential into a pair's value. */
 const SCHEMES = 'bearer|basic|digest|negotiate|token';
@@ -107,6 +108,9 @@ function untilAny(text: string, at: number, stops: RegExp): number {
 const STOP_PAIR = /[\s&;,]/g;
 const STOP_JSON = /[\s,;}\]]/g;
 const STOP_RUBY = /[\s,;)}\]]/g;
+
+/** Redaction marks (or bracketed placeholders) at the start of a value. */
+const LEADING_MARKS = /^(?:\$?\[[A-Za-z_ -]*\])+/;
 
 /** Whether only indentation (and `export `) stands before `at` on its line. */
 function startsLine(text: string, at: number): boolean {
@@ -211,6 +215,10 @@ function measureValue(
   }
   const scheme = SCHEME_THEN_CREDENTIAL.exec(text.slice(start, start + 4096));
   if (scheme !== null) end = Math.max(end, start + scheme[0].length);
+  // A mark is read whole, though its `]` would end a `=>` value
+  // (`password=>$[REDACTED]`, a `$NAME` the backstop hid).
+  const mark = LEADING_MARKS.exec(text.slice(start, start + 256));
+  if (mark !== null) end = Math.max(end, start + mark[0].length);
   const value = text.slice(start, end);
   return {
     end,
@@ -354,22 +362,41 @@ export function redactEncodedPairs(text: string): string {
     const [whole, rawKey = '', separator = ''] = match;
     // `%26password%3D…`: the `26` belongs to the escape before the name.
     const key = text[match.index - 1] === '%' ? rawKey.slice(2) : rawKey;
-    if (secretKeyKind(key) === undefined) continue;
     const start = match.index + whole.length;
-    const { end, quote, closed } = measureEncodedValue(text, start, separator);
-    if (end <= start) continue;
-    // A quoted value is judged, and hidden, inside its quotes.
-    const value = decodeEncoded(
-      text.slice(start + quote.length, closed ? end - quote.length : end),
-    );
-    if (ALREADY_REDACTED.test(value.trim()) || !hidesValue(key, value)) {
+    const hidden = encodedValueToHide(text, key, start, separator);
+    if (hidden === undefined) {
+      // The next key may start inside this separator's escapes
+      // (`x%3A%20password%3A%20…`: `20password`), which the match consumed.
+      ENCODED_KEY.lastIndex = match.index + rawKey.length;
       continue;
     }
+    const { end, quote, closed } = hidden;
     out += `${text.slice(copied, start)}${quote}${REDACTED}${closed ? quote : ''}`;
     copied = end;
     ENCODED_KEY.lastIndex = end;
   }
   return out + text.slice(copied);
+}
+
+/** The value after `key`'s separator, if it is one to hide. */
+function encodedValueToHide(
+  text: string,
+  key: string,
+  start: number,
+  separator: string,
+): EncodedValue | undefined {
+  if (secretKeyKind(key) === undefined) return undefined;
+  const measured = measureEncodedValue(text, start, separator);
+  const { end, quote, closed } = measured;
+  if (end <= start) return undefined;
+  // A quoted value is judged, and hidden, inside its quotes.
+  const value = decodeEncoded(
+    text.slice(start + quote.length, closed ? end - quote.length : end),
+  );
+  if (ALREADY_REDACTED.test(value.trim()) || !hidesValue(key, value)) {
+    return undefined;
+  }
+  return measured;
 }
 
 /**

@@ -167,6 +167,14 @@ describe('sanitizeMessage properties', () => {
         examples: [
           ['password%3D$k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
           ['password%3D%26password0Axoxb-12345678'],
+          // And an encoded key right after another's encoded `: `, which
+          // the first pass skipped until the backstop had hidden the key
+          // before it.
+          ['k9Xb2LmQ7vRt4ZpW8sYc3NhJ%3A%20password%3A%20password'],
+          // A value hidden in two parts, then whole.
+          ['password%3D%3A%20k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
+          // A hidden `$NAME` after `=>`, whose `]` ends a `=>` value.
+          ['password=>$k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
         ],
       },
     );

@@ -231,6 +231,11 @@ const redacted: Row[] = [
   ],
   ['URL-encoded : and space', 'token%3A%20abc123 end', `token%3A%20${R} end`],
   [
+    'URL-encoded key: value inside the value of another key',
+    'x%3A%20password%3A%20hunter2',
+    `x%3A%20password%3A%20${R}`,
+  ],
+  [
     'URL-encoded Authorization: the scheme and its credential as one unit',
     'Authorization%3A%20Bearer%20a1b2c3d4e5f6a7b8c9d0e1f2',
     `Authorization%3A%20Bearer%20${R}`,
