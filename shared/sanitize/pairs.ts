@@ -42,6 +42,9 @@ const SCANNERS = Array.from(
   () => new RegExp(KEY_AND_SEPARATOR.source, 'g'),
 );
 
+/** One or more redaction marks side by side (`[REDACTED]`, `$[REDACTED]`). */
+const MARKS = String.raw`(?:\$?\[[A-Za-z_ -]*\])+`;
+
 /**
  * A value that is already a redaction mark or a placeholder (`${TOKEN}`,
  * `<password>`, `[PASSWORD]`, `{{ .Values.x }}`, `XXXXXXXX`, empty), with or
@@ -50,8 +53,13 @@ const SCANNERS = Array.from(
  * side by side (`[REDACTED][REDACTED]`: a value hidden in two parts), so a
  * second pass changes nothing.
  */
-const ALREADY_REDACTED =
-  /^(?:(?:bearer|basic|token)[ \t]+)?(?:(?:\$?\[[A-Za-z_ -]*\])+|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$/i;
+const ALREADY_REDACTED = new RegExp(
+  String.raw`^(?:(?:bearer|basic|token)[ \t]+)?(?:${MARKS}|\*{3,}|<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|([Xx#*.])\1{3,}|)$`,
+  'i',
+);
+
+/** Redaction marks (or bracketed placeholders) at the start of a value. */
+const LEADING_MARKS = new RegExp(`^${MARKS}`);
 
 /** The auth schemes whose word takes its credential into a pair's value. */
 const SCHEMES = 'bearer|basic|digest|negotiate|token';
@@ -108,9 +116,6 @@ function untilAny(text: string, at: number, stops: RegExp): number {
 const STOP_PAIR = /[\s&;,]/g;
 const STOP_JSON = /[\s,;}\]]/g;
 const STOP_RUBY = /[\s,;)}\]]/g;
-
-/** Redaction marks (or bracketed placeholders) at the start of a value. */
-const LEADING_MARKS = /^(?:\$?\[[A-Za-z_ -]*\])+/;
 
 /** Whether only indentation (and `export `) stands before `at` on its line. */
 function startsLine(text: string, at: number): boolean {
