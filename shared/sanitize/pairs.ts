@@ -176,7 +176,10 @@ function measureValue(
   const quote = quoteAt(text, start);
   if (quote !== undefined) {
     const end = quotedEnd(text, start, quote);
-    const closed = text.endsWith(quote.close, end) && end > start + 1;
+    // An opening quote alone (`\"` at the end of the text) is not closed.
+    const closed =
+      end >= start + quote.open.length + quote.close.length &&
+      text.endsWith(quote.close, end);
     const innerEnd = closed ? end - quote.close.length : end;
     const inner = text.slice(start + quote.open.length, innerEnd);
     return {

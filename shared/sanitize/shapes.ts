@@ -241,9 +241,10 @@ export function redactHighEntropy(text: string): string {
         standsAlone(text, start, end) &&
         isBase64Line(text.slice(start, i), end > i))
     ) {
-      // A run that starts inside a URL escape (`%26…`) takes its `%`, so
-      // no lone `%` is left before the mark for a second pass to misread.
-      const from = startsInsideEscape(text, start) ? start - 1 : start;
+      // A run that starts inside a URL escape (`%3D…`, `%26…`) leaves the
+      // escape whole: its hex digits are the separator or delimiter the
+      // value followed, and a second pass must still read them as such.
+      const from = startsInsideEscape(text, start) ? start + 2 : start;
       out += text.slice(copied, from) + REDACTED;
       copied = end;
     }

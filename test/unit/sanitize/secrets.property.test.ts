@@ -163,7 +163,8 @@ describe('sanitizeMessage properties', () => {
         numRuns: 5000,
         // Once seen changing on a second pass: a $NAME placeholder whose
         // name the backstop hides (`$[REDACTED]`, then `[REDACTED]`), and a
-        // run the backstop hid from inside a URL escape (`%[REDACTED]`).
+        // run the backstop hid from inside a URL escape (`%[REDACTED]`,
+        // before the run left the escape whole).
         examples: [
           ['password%3D$k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
           ['password%3D%26password0Axoxb-12345678'],
@@ -175,6 +176,20 @@ describe('sanitizeMessage properties', () => {
           ['password%3D%3A%20k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
           // A hidden `$NAME` after `=>`, whose `]` ends a `=>` value.
           ['password=>$k9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
+          // A run hidden with the escape before it: `%3D` then no longer
+          // marked an auth-param, nor `%26` the end of a value.
+          ['Basic 0000%3Dk9Xb2LmQ7vRt4ZpW8sYc3NhJ'],
+          ['password%3D%26k9Xb2LmQ7vRt4ZpW8sYc3NhJ#'],
+          ['password%3D%3A%20k9Xb2LmQ7vRt4ZpW8sYc3NhJ['],
+          // A mark and more where a URL's password stands, a key quoted
+          // after a mark, a value's end after a mark: each read by a next
+          // pass (sanitizeMessage passes until nothing changes).
+          ['A://://k9Xb2LmQ7vRt4ZpW8sYc3NhJ!0@'],
+          ['A://:!/k9Xb2LmQ7vRt4ZpW8sYc3NhJ@'],
+          ["k9Xb2LmQ7vRt4ZpW8sYc3NhJ'password'=!"],
+          ["-u password=#';:#"],
+          // An escaped quote that only opens, at the end: written twice.
+          ['password k9Xb2LmQ7vRt4ZpW8sYc3NhJ="A:\\"'],
         ],
       },
     );

@@ -225,6 +225,18 @@ const redacted: Row[] = [
     `password%3D${R}%26user%3Dbob`,
   ],
   [
+    // The escape stays whole: once it went with the run, and `a=` lost
+    // its `=`.
+    'a random run after a URL escape',
+    'q=a%3Dk9Xb2LmQ7vRt4ZpW8sYc3NhJ&b=1',
+    `q=a%3D${R}&b=1`,
+  ],
+  [
+    'a random run after an encoded delimiter',
+    'password%3D%26k9Xb2LmQ7vRt4ZpW8sYc3NhJ#',
+    `password%3D%26${R}#`,
+  ],
+  [
     'URL-encoded, after %26',
     'form=user%3Dbob%26password%3Dhunter2',
     `form=user%3Dbob%26password%3D${R}`,
@@ -301,6 +313,12 @@ const redacted: Row[] = [
     'msg="token: abc def" level=info',
     `msg="token: ${R}" level=info`,
   ],
+  [
+    // Once read as opened and closed by the one `\"`, and written twice.
+    'a line that ends on an escaped quote keeps it once',
+    'auth failed msg=\\"',
+    'auth failed msg=\\"',
+  ],
   // flags
   ['flag = form', '--password=x1 next', `--password=${R} next`],
   ['flag space form', 'app --token x2', `app --token ${R}`],
@@ -345,6 +363,20 @@ const redacted: Row[] = [
     'PEM block cut short',
     'cut -----BEGIN PRIVATE KEY-----\nMIIabc',
     `cut ${R}`,
+  ],
+  [
+    // The backstop hides the run from `//` on, and the mark it leaves
+    // stands where a URL's password does: the next pass hides the rest.
+    'a hidden run where a password would stand',
+    'dial A://://k9Xb2LmQ7vRt4ZpW8sYc3NhJ!0@h',
+    `dial A://:${R}@h`,
+  ],
+  [
+    // The run glued to the key kept the key from being read as one, and
+    // hunter2 was shown, until the text was sanitized again.
+    'a secret name right after a random run',
+    "k9Xb2LmQ7vRt4ZpW8sYc3NhJ'password'=hunter2",
+    `${R}'password'=${R}`,
   ],
   [
     'URL credentials',
