@@ -31,10 +31,12 @@ const MAX_NESTING = 2;
 
 /**
  * A name, optionally quoted (also `\"` escaped, or a Ruby `:symbol`), and
- * its separator. The name must start a word, so scanning stays linear.
+ * its separator. A quoted name may close a subscript (`$_POST['password'] =`,
+ * `os.environ["DB_PASSWORD"] =`). The name must start a word, so scanning
+ * stays linear.
  */
 const KEY_AND_SEPARATOR =
-  /(?<![\w./\\])(\\?["']|:)?([A-Za-z_][\w./-]*)(\1)?([ \t]*)(=>|:=|:|=)([ \t]*)/g;
+  /(?<![\w./\\])(\\?["']|:)?([A-Za-z_][\w./-]*)(\1\]?)?([ \t]*)(=>|:=|:|=)([ \t]*)/g;
 
 /** One scanner per nesting level: a nested scan must not move its parent's. */
 const SCANNERS = Array.from(

@@ -13,9 +13,9 @@
  *   as one unit (`Bearer …`, `Basic …`, URL-encoded `Bearer%20…` too);
  * - by name (pairs.ts, names judged by keys.ts): `key: value`, `key=value`,
  *   JSON keys (escaped JSON inside strings and escaped docker `auths`
- *   too), Ruby/PHP `=>`, Go `:=`, Authorization in header, JSON,
- *   assignment, Go header-map, json.Marshal(http.Header) and %#v dumps and
- *   their escaped forms, Cookie and Set-Cookie, URL-encoded pairs, nested
+ *   too), Ruby/PHP `=>`, Go `:=`, subscripts (`$_POST['password'] = …`),
+ *   Authorization in header, JSON, assignment, Go header-map,
+ *   json.Marshal(http.Header) and %#v dumps and their escaped forms, Cookie and Set-Cookie, URL-encoded pairs, nested
  *   key=value values re-sanitized two levels deep, secret command-line
  *   flags in both forms by their last segment;
  * - the high-entropy backstop (shapes.ts) for long random runs in any

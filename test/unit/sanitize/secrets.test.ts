@@ -319,6 +319,16 @@ const redacted: Row[] = [
     'auth failed msg=\\"',
     'auth failed msg=\\"',
   ],
+  [
+    'a subscript assignment',
+    "$_POST['password'] = 'hunter2'",
+    `$_POST['password'] = '${R}'`,
+  ],
+  [
+    'a subscript assignment, double quotes, unquoted value',
+    'os.environ["DB_PASSWORD"]=hunter2x',
+    `os.environ["DB_PASSWORD"]=${R}`,
+  ],
   // flags
   ['flag = form', '--password=x1 next', `--password=${R} next`],
   ['flag space form', 'app --token x2', `app --token ${R}`],
@@ -536,6 +546,7 @@ const survivors: [string, string][] = [
   ['prose: invalid token', 'Error: failed to authenticate: invalid token'],
   ['ssh URL without password', 'ssh://git@github.com/org/repo.git'],
   ['a == comparison', 'if token == nil'],
+  ['a == comparison on a subscript', "if params['token'] == nil"],
   [
     'probe failure',
     'Readiness probe failed: Get "http://10.0.0.1:8080/healthz": dial tcp 10.0.0.1:8080: connect: connection refused',
