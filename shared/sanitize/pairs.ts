@@ -295,6 +295,62 @@ export function redactPairs(text: string, depth = 0): string {
 }
 
 /**
+ * A secret's name and its value as two fields of one entry, as a
+ * Kubernetes env var gives them: JSON `{"name":"DB_PASSWORD","value":"…"}`
+ * (escaped inside a string too), YAML `- name: DB_PASSWORD` with `value: …`
+ * on the next line, Go's %+v `{Name:DB_PASSWORD Value:… ValueFrom:nil}`, as
+ * a controller's log or an event dumps a container spec. The name is judged
+ * as a key is; the value ends as a pair's with the same separator does.
+ */
+const NAMED_VALUE =
+  /(\\?["']?)\b(?:name|Name|NAME)\1[ \t]*[:=][ \t]*(\\?["']?)([A-Za-z_][\w.-]*)\2[ \t]*,?\s*(\\?["']?)(?:value|Value|VALUE)\4[ \t]*([:=])[ \t]*/g;
+
+export function redactNamedValues(text: string): string {
+  if (!/value/i.test(text)) return text;
+  NAMED_VALUE.lastIndex = 0;
+  let out = '';
+  let copied = 0;
+  for (
+    let match = NAMED_VALUE.exec(text);
+    match !== null;
+    match = NAMED_VALUE.exec(text)
+  ) {
+    const [whole, , , name = '', valueQuote = '', separator = ':'] = match;
+    const start = match.index + whole.length;
+    if (start >= text.length || secretKeyKind(name) === undefined) continue;
+    const value = measureValue(
+      text,
+      start,
+      separator,
+      valueQuote !== '',
+      undefined,
+    );
+    const shown = value.nested
+      ? text.slice(value.nested.start, value.nested.end)
+      : text.slice(start, value.end);
+    if (value.replacement !== undefined && hidesValue(name, shown)) {
+      out += text.slice(copied, start) + value.replacement;
+      copied = value.end;
+    }
+    NAMED_VALUE.lastIndex = Math.max(value.end, start);
+  }
+  return out + text.slice(copied);
+}
+
+/** An element named as a secret: `<password>…</password>` (XML, HTML). */
+const ELEMENT = /<([A-Za-z_][\w.-]*)(?:[ \t][^<>]*)?>([^<]*)<\/\1>/g;
+
+export function redactSecretElements(text: string): string {
+  if (!text.includes('</')) return text;
+  return text.replace(ELEMENT, (whole, tag: string, inner: string) => {
+    if (ALREADY_REDACTED.test(inner.trim()) || !hidesValue(tag, inner)) {
+      return whole;
+    }
+    return whole.replace(`>${inner}<`, `>${REDACTED}<`);
+  });
+}
+
+/**
  * URL-encoded pairs (`password%3Dx`, `token%3A%20x`; `+` is a blank too, as
  * in a form body), each value judged as its decoded form would be:
  * - the encoded text ends at an unencoded blank, quote, backtick, `<`, `>`,

@@ -6,7 +6,8 @@
  * list implies:
  *
  * - by shape (shapes.ts): PEM private-key blocks; credentials in URLs of any
- *   scheme, an empty user included; Slack and Discord webhook URLs; JWTs,
+ *   scheme, an empty user included, and in a Go MySQL DSN
+ *   (`user:pw@tcp(…)`); Slack and Discord webhook URLs; JWTs,
  *   Slack `xox?-`, AWS `AKIA…`/`ASIA…`, Vault `hvs.`/`hvb.`, `sk-`, GitHub
  *   `ghp_`/`github_pat_`, GitLab `glpat-`, Google `AIza`, npm `npm_`,
  *   Hugging Face `hf_`, Stripe `sk_live_`; an auth scheme and its credential
@@ -14,10 +15,13 @@
  * - by name (pairs.ts, names judged by keys.ts): `key: value`, `key=value`,
  *   JSON keys (escaped JSON inside strings and escaped docker `auths`
  *   too), Ruby/PHP `=>`, Go `:=`, subscripts (`$_POST['password'] = …`),
+ *   a name and its value as two fields (Kubernetes env vars dumped as
+ *   JSON, YAML or Go's %+v), XML elements (`<password>…</password>`),
  *   Authorization in header, JSON, assignment, Go header-map,
- *   json.Marshal(http.Header) and %#v dumps and their escaped forms, Cookie and Set-Cookie, URL-encoded pairs, nested
- *   key=value values re-sanitized two levels deep, secret command-line
- *   flags in both forms by their last segment;
+ *   json.Marshal(http.Header) and %#v dumps and their escaped forms, Cookie
+ *   and Set-Cookie, URL-encoded pairs, nested key=value values re-sanitized
+ *   two levels deep, secret command-line flags in both forms by their last
+ *   segment;
  * - the high-entropy backstop (shapes.ts) for long random runs in any
  *   other shape, and for a line of base64 on its own (a PEM body line, as
  *   log lines reach the sanitizer one at a time).
@@ -42,7 +46,9 @@ import { hidesValue, MAY_NAME_SECRET, secretKeyKind } from './keys.ts';
 import {
   redactEncodedPairs,
   redactFlags,
+  redactNamedValues,
   redactPairs,
+  redactSecretElements,
   redactUserFlags,
 } from './pairs.ts';
 import { REDACTED, redactHighEntropy, redactShapes } from './shapes.ts';
@@ -86,6 +92,8 @@ function applyRules(text: string): string {
   if (MAY_NAME_SECRET.test(out)) {
     out = redactFlags(out);
     out = redactEncodedPairs(out);
+    out = redactNamedValues(out);
+    out = redactSecretElements(out);
     out = redactPairs(out);
   }
   return redactHighEntropy(out);

@@ -14,6 +14,13 @@ const PEM_PRIVATE_KEY =
 /** `scheme://user:password@`, an empty user included (`rediss://:pw@h`). */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/]*):([^\s@/]+)@/gi;
 
+/**
+ * A Go MySQL driver's DSN, `user:password@tcp(host:3306)/db`: a URL's
+ * credentials without the scheme.
+ */
+const DSN_CREDENTIALS =
+  /(?<![\w:/@.-])([\w.-]*):([^\s:@/]+)@(tcp6?|udp|unix|cloudsql)\(/g;
+
 /** Incoming-webhook URLs are credentials themselves (Slack, Discord). */
 const WEBHOOK_URL =
   /\b(https:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)|(?:discord(?:app)?\.com)\/api\/webhooks)\/)(?!\[REDACTED\])[\w/-]+/gi;
@@ -77,6 +84,9 @@ export function redactShapes(text: string): string {
   if (out.includes('://')) {
     out = out.replace(URL_CREDENTIALS, `$1$2:${REDACTED}@`);
     out = out.replace(WEBHOOK_URL, `$1${REDACTED}`);
+  }
+  if (out.includes('@')) {
+    out = out.replace(DSN_CREDENTIALS, `$1:${REDACTED}@$3(`);
   }
   if (MAY_HOLD_PREFIXED_TOKEN.test(out)) {
     out = out.replace(PREFIXED_TOKEN, REDACTED);

@@ -65,7 +65,7 @@ const line = fc
     filler,
     secretKey,
     plantedValue,
-    fc.integer({ min: 0, max: 7 }),
+    fc.integer({ min: 0, max: 9 }),
     filler,
   )
   .map(([before, key, value, shape, after]) => {
@@ -79,6 +79,8 @@ const line = fc
       `--${flag} ${value}`,
       `--${flag}=${value}`,
       `'${key}' => '${value}'`,
+      `{"name":"${key}","value":"${value}"}`,
+      `<${key}>${value}</${key}>`,
     ];
     return { text: `${before}${shapes[shape]} ${after}`.trim(), value };
   });
@@ -147,6 +149,13 @@ describe('sanitizeMessage properties', () => {
       '%22',
       'Bearer ',
       'sk-',
+      '"name":"DB_PASSWORD"',
+      'name: ',
+      ',"value":',
+      'value=',
+      '<password>',
+      '</password>',
+      '@tcp(',
     );
     const text = fc
       .array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 30 })

@@ -329,6 +329,48 @@ const redacted: Row[] = [
     'os.environ["DB_PASSWORD"]=hunter2x',
     `os.environ["DB_PASSWORD"]=${R}`,
   ],
+  // A name and its value as two fields (Kubernetes env vars, dumped).
+  [
+    'an env var as JSON',
+    '{"name":"DB_PASSWORD","value":"hunter2x"},{"name":"LOG_LEVEL","value":"debug"}',
+    `{"name":"DB_PASSWORD","value":"${R}"},{"name":"LOG_LEVEL","value":"debug"}`,
+  ],
+  [
+    'an env var as escaped JSON',
+    'msg="{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"hunter2x\\"}"',
+    `msg="{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"${R}\\"}"`,
+  ],
+  [
+    'an env var as YAML',
+    '- name: DB_PASSWORD\n  value: correct horse battery',
+    `- name: DB_PASSWORD\n  value: ${R}`,
+  ],
+  [
+    "an env var as Go's %+v",
+    '[{Name:DB_PASSWORD Value:hunter2x ValueFrom:nil}]',
+    `[{Name:DB_PASSWORD Value:${R}`,
+  ],
+  [
+    'a name and value in logfmt',
+    'name=SECRET_KEY value=hunter2x',
+    `name=SECRET_KEY value=${R}`,
+  ],
+  // Elements and DSNs.
+  [
+    'an XML element',
+    '<password>hunter2x</password>',
+    `<password>${R}</password>`,
+  ],
+  [
+    'an XML element with attributes',
+    '<token type="bearer">hunter2x</token>',
+    `<token type="bearer">${R}</token>`,
+  ],
+  [
+    "a Go MySQL driver's DSN",
+    'dsn=app:hunter2x@tcp(db:3306)/orders',
+    `dsn=app:${R}@tcp(db:3306)/orders`,
+  ],
   // flags
   ['flag = form', '--password=x1 next', `--password=${R} next`],
   ['flag space form', 'app --token x2', `app --token ${R}`],
@@ -547,6 +589,20 @@ const survivors: [string, string][] = [
   ['ssh URL without password', 'ssh://git@github.com/org/repo.git'],
   ['a == comparison', 'if token == nil'],
   ['a == comparison on a subscript', "if params['token'] == nil"],
+  ['an ordinary env var', '{"name":"LOG_LEVEL","value":"debug"}'],
+  [
+    'an ambiguous env var, obviously harmless',
+    '{"name":"AUTH","value":"true"}',
+  ],
+  [
+    'an env var from a secret: its reference, no value',
+    '{"name":"DB_PASSWORD","valueFrom":{"secretKeyRef":{"name":"db","key":"password"}}}',
+  ],
+  [
+    'an element that only mentions a secret name',
+    '<title>password reset</title>',
+  ],
+  ['a DSN with no password', 'dial app@tcp(db:3306)/orders'],
   [
     'probe failure',
     'Readiness probe failed: Get "http://10.0.0.1:8080/healthz": dial tcp 10.0.0.1:8080: connect: connection refused',
