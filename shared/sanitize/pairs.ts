@@ -498,6 +498,28 @@ export function redactUserFlags(text: string): string {
   });
 }
 
+/**
+ * One-letter password flags, by the command that reads them: MySQL's and
+ * MariaDB's clients take the password glued on (`mysql -uroot -ps3cret`;
+ * `-p` alone prompts, and `-P` is the port), redis-cli after `-a`. Up to
+ * the end of the command (a line break, `|`, `;` or `&`).
+ */
+const COMMAND_PASSWORD =
+  /\b((?:mysql|mariadb)[\w-]*[ \t](?:[^\n|;&]*?[ \t])?-p|redis-cli[ \t](?:[^\n|;&]*?[ \t])?-a[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
+
+const MAY_HOLD_COMMAND_PASSWORD = /mysql|mariadb|redis-cli/;
+
+export function redactCommandPasswords(text: string): string {
+  if (!MAY_HOLD_COMMAND_PASSWORD.test(text)) return text;
+  return text.replace(
+    COMMAND_PASSWORD,
+    (whole, command: string, value: string) => {
+      const inner = /^["']/.test(value) ? value.slice(1, -1) : value;
+      return ALREADY_REDACTED.test(inner) ? whole : `${command}${REDACTED}`;
+    },
+  );
+}
+
 export function redactFlags(text: string): string {
   if (!text.includes('-')) return text;
   return text.replace(

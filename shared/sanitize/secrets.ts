@@ -21,7 +21,8 @@
  *   json.Marshal(http.Header) and %#v dumps and their escaped forms, Cookie
  *   and Set-Cookie, URL-encoded pairs, nested key=value values re-sanitized
  *   two levels deep, secret command-line flags in both forms by their last
- *   segment;
+ *   segment, and the one-letter password flags of the MySQL and MariaDB
+ *   clients (`-pS3cret`) and of redis-cli (`-a S3cret`);
  * - the high-entropy backstop (shapes.ts) for long random runs in any
  *   other shape, and for a line of base64 on its own (a PEM body line, as
  *   log lines reach the sanitizer one at a time).
@@ -44,6 +45,7 @@
 
 import { hidesValue, MAY_NAME_SECRET, secretKeyKind } from './keys.ts';
 import {
+  redactCommandPasswords,
   redactEncodedPairs,
   redactFlags,
   redactNamedValues,
@@ -89,6 +91,7 @@ function applyRules(text: string): string {
   if (text === '') return text;
   let out = redactShapes(text);
   out = redactUserFlags(out);
+  out = redactCommandPasswords(out);
   if (MAY_NAME_SECRET.test(out)) {
     out = redactFlags(out);
     out = redactEncodedPairs(out);

@@ -156,6 +156,9 @@ describe('sanitizeMessage properties', () => {
       '<password>',
       '</password>',
       '@tcp(',
+      'mysql ',
+      ' -p',
+      'redis-cli -a ',
     );
     const text = fc
       .array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 30 })

@@ -371,6 +371,22 @@ const redacted: Row[] = [
     'dsn=app:hunter2x@tcp(db:3306)/orders',
     `dsn=app:${R}@tcp(db:3306)/orders`,
   ],
+  // One-letter password flags of the commands that read them.
+  [
+    'mysql -p, glued',
+    'mysql -h db -P 3306 -uroot -pS3cret',
+    `mysql -h db -P 3306 -uroot -p${R}`,
+  ],
+  [
+    'mysqldump -p, quoted',
+    'mysqldump -uroot -p"a b c" shop > dump.sql',
+    `mysqldump -uroot -p${R} shop > dump.sql`,
+  ],
+  [
+    'redis-cli -a',
+    'redis-cli -h cache -a S3cret ping',
+    `redis-cli -h cache -a ${R} ping`,
+  ],
   // flags
   ['flag = form', '--password=x1 next', `--password=${R} next`],
   ['flag space form', 'app --token x2', `app --token ${R}`],
@@ -603,6 +619,10 @@ const survivors: [string, string][] = [
     '<title>password reset</title>',
   ],
   ['a DSN with no password', 'dial app@tcp(db:3306)/orders'],
+  ['mysql -p alone, which prompts', 'mysql -uroot -p shop'],
+  ['mysql --skip-password', 'mysql --skip-password -h db'],
+  ['mysql -p with a placeholder', 'mariadb -uroot -p$MYSQL_ROOT_PASSWORD'],
+  ['-p of another command after mysql', 'mysql -h db | grep -p x'],
   [
     'probe failure',
     'Readiness probe failed: Get "http://10.0.0.1:8080/healthz": dial tcp 10.0.0.1:8080: connect: connection refused',
