@@ -501,13 +501,15 @@ export function redactUserFlags(text: string): string {
 /**
  * One-letter password flags, by the command that reads them: MySQL's and
  * MariaDB's clients take the password glued on (`mysql -uroot -ps3cret`;
- * `-p` alone prompts, and `-P` is the port), redis-cli after `-a`. Up to
- * the end of the command (a line break, `|`, `;` or `&`).
+ * `-p` alone prompts, and `-P` is the port), redis-cli after `-a`, a
+ * registry or cloud `login` (docker, podman, helm registry, az) after `-p`
+ * (elsewhere in docker a port), sshpass after `-p`, glued or not. Up to the
+ * end of the command (a line break, `|`, `;` or `&`).
  */
 const COMMAND_PASSWORD =
-  /\b((?:mysql|mariadb)[\w-]*[ \t](?:[^\n|;&]*?[ \t])?-p|redis-cli[ \t](?:[^\n|;&]*?[ \t])?-a[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
+  /\b((?:(?:mysql|mariadb)[\w-]*[ \t](?:[^\n|;&]*?[ \t])?-p|redis-cli[ \t](?:[^\n|;&]*?[ \t])?-a[ \t]+|login[ \t](?:[^\n|;&]*?[ \t])?-p[ \t]+|sshpass[ \t](?:[^\n|;&]*?[ \t])?-p[ \t]*))("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
 
-const MAY_HOLD_COMMAND_PASSWORD = /mysql|mariadb|redis-cli/;
+const MAY_HOLD_COMMAND_PASSWORD = /mysql|mariadb|redis-cli|login|sshpass/;
 
 export function redactCommandPasswords(text: string): string {
   if (!MAY_HOLD_COMMAND_PASSWORD.test(text)) return text;

@@ -22,7 +22,8 @@
  *   and Set-Cookie, URL-encoded pairs, nested key=value values re-sanitized
  *   two levels deep, secret command-line flags in both forms by their last
  *   segment, and the one-letter password flags of the MySQL and MariaDB
- *   clients (`-pS3cret`) and of redis-cli (`-a S3cret`);
+ *   clients (`-pS3cret`), redis-cli (`-a S3cret`), a registry or cloud
+ *   `login` and sshpass (`-p S3cret`);
  * - the high-entropy backstop (shapes.ts) for long random runs in any
  *   other shape, and for a line of base64 on its own (a PEM body line, as
  *   log lines reach the sanitizer one at a time).

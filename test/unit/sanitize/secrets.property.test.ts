@@ -159,6 +159,8 @@ describe('sanitizeMessage properties', () => {
       'mysql ',
       ' -p',
       'redis-cli -a ',
+      'login ',
+      ' -p ',
     );
     const text = fc
       .array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 30 })

@@ -387,6 +387,12 @@ const redacted: Row[] = [
     'redis-cli -h cache -a S3cret ping',
     `redis-cli -h cache -a ${R} ping`,
   ],
+  [
+    'a registry login -p',
+    'docker login -u bob -p S3cret registry.example.com',
+    `docker login -u bob -p ${R} registry.example.com`,
+  ],
+  ['sshpass -p', 'sshpass -p S3cret ssh host', `sshpass -p ${R} ssh host`],
   // flags
   ['flag = form', '--password=x1 next', `--password=${R} next`],
   ['flag space form', 'app --token x2', `app --token ${R}`],
@@ -623,6 +629,7 @@ const survivors: [string, string][] = [
   ['mysql --skip-password', 'mysql --skip-password -h db'],
   ['mysql -p with a placeholder', 'mariadb -uroot -p$MYSQL_ROOT_PASSWORD'],
   ['-p of another command after mysql', 'mysql -h db | grep -p x'],
+  ["docker's -p elsewhere, a port", 'docker run -p 8080:80 nginx'],
   [
     'probe failure',
     'Readiness probe failed: Get "http://10.0.0.1:8080/healthz": dial tcp 10.0.0.1:8080: connect: connection refused',
