@@ -37,11 +37,14 @@
  *
  * Known gaps (tested as such): the continuation lines of a YAML block
  * scalar (`password: |`), doubly escaped JSON (`{\\\"password\\\":…}`), a
- * mid-line `x password = hunter2`, and a short secret in a shape no rule
- * knows. It is a pattern sanitizer, not a guarantee; the rules err toward
- * hiding (`failed to get secret: secrets "foo" not found` becomes
- * `failed to get secret: [REDACTED]`). Sanitizing twice changes nothing
- * more.
+ * mid-line `x password = hunter2`, a password piped to a login
+ * (`echo x | docker login --password-stdin`) or given by position
+ * (`htpasswd -b file user x`), a command line as a JSON array
+ * (`["mysql","-ux","-px"]`), a compound assignment (`ENV['TOKEN'] ||= x`),
+ * and a short secret in a shape no rule knows. It is a pattern sanitizer,
+ * not a guarantee; the rules err toward hiding (`failed to get secret:
+ * secrets "foo" not found` becomes `failed to get secret: [REDACTED]`).
+ * Sanitizing twice changes nothing more.
  */
 
 import { hidesValue, MAY_NAME_SECRET, secretKeyKind } from './keys.ts';

@@ -734,6 +734,18 @@ const knownGaps: [string, string, string][] = [
     'MIIBOgIBAAJBAKj34',
     'MIIBOgIBAAJBAKj34',
   ],
+  [
+    'a password piped to a login',
+    'echo hunter2 | docker login --password-stdin',
+    'hunter2',
+  ],
+  ['a positional password', 'htpasswd -b .htpasswd bob hunter2', 'hunter2'],
+  [
+    'a command line as a JSON array',
+    '["mysql","-uroot","-phunter2"]',
+    'hunter2',
+  ],
+  ['a compound assignment', "ENV['API_TOKEN'] ||= hunter2", 'hunter2'],
 ];
 
 describe('sanitizeMessage', () => {
