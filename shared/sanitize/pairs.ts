@@ -504,10 +504,12 @@ export function redactUserFlags(text: string): string {
  * `-p` alone prompts, and `-P` is the port), redis-cli after `-a`, a
  * registry or cloud `login` (docker, podman, helm registry, az) after `-p`
  * (elsewhere in docker a port), sshpass after `-p`, glued or not. Up to the
- * end of the command (a line break, `|`, `;` or `&`).
+ * end of the command (a line break, `|`, `;` or `&`), and within 512
+ * characters of the command's name, so a line of many command names and no
+ * flag costs no more than a few scans of it.
  */
 const COMMAND_PASSWORD =
-  /\b((?:(?:mysql|mariadb)[\w-]*[ \t](?:[^\n|;&]*?[ \t])?-p|redis-cli[ \t](?:[^\n|;&]*?[ \t])?-a[ \t]+|login[ \t](?:[^\n|;&]*?[ \t])?-p[ \t]+|sshpass[ \t](?:[^\n|;&]*?[ \t])?-p[ \t]*))("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
+  /\b((?:(?:mysql|mariadb)[\w-]*[ \t](?:[^\n|;&]{0,512}?[ \t])?-p|redis-cli[ \t](?:[^\n|;&]{0,512}?[ \t])?-a[ \t]+|login[ \t](?:[^\n|;&]{0,512}?[ \t])?-p[ \t]+|sshpass[ \t](?:[^\n|;&]{0,512}?[ \t])?-p[ \t]*))("[^"\n]*"|'[^'\n]*'|[^\s"']+)/g;
 
 const MAY_HOLD_COMMAND_PASSWORD = /mysql|mariadb|redis-cli|login|sshpass/;
 

@@ -67,4 +67,17 @@ describe('sanitizer first looks', () => {
       `msg="login pass=${REDACTED} ok" level=info`,
     );
   });
+
+  it("reads a command's password flag within 512 characters of its name, and no further", () => {
+    // Prepare: the bound keeps a line of many command names and no flag
+    // from being scanned to its end once per name.
+    const near = `mysql ${'-v '.repeat(100)}-pS3cret`;
+    const far = `mysql ${'-v '.repeat(200)}-pS3cret`;
+
+    // Act and Assess
+    expect(sanitizeMessage(near)).toBe(
+      `mysql ${'-v '.repeat(100)}-p${REDACTED}`,
+    );
+    expect(sanitizeMessage(far)).toBe(far);
+  });
 });
