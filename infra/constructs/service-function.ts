@@ -105,13 +105,17 @@ export const BUNDLE = {
 } as const;
 
 /**
- * Packages a bundle takes from the project instead: tweetnacl, which the
+ * Modules a bundle takes from the project instead: tweetnacl, which the
  * NATS client's `.creds` login calls for one Ed25519 signature, is
  * node:crypto's signing behind tweetnacl's API (shared/live/nacl-signing.ts:
- * the pure-JavaScript arithmetic was ~60 ms of a live read's cold start).
+ * the pure-JavaScript arithmetic was ~60 ms of a live read's cold start);
+ * node:stream/web, which @middy/core imports for streamed responses, is
+ * loaded only when read (shared/lazy-stream-web.cjs: ~2.5 ms of every cold
+ * start).
  */
 export const BUNDLE_ALIAS = {
   tweetnacl: fromRoot('shared/live/nacl-signing.ts'),
+  'node:stream/web': fromRoot('shared/lazy-stream-web.cjs'),
 } as const;
 const BUNDLE_ALIASES = Object.entries(BUNDLE_ALIAS).map(
   ([from, to]) => `${from}=${to}`,

@@ -154,6 +154,19 @@ describe('the live reads’ bundles', () => {
   });
 });
 
+describe('every function’s bundle', () => {
+  it('loads node:stream/web only when one of its exports is read (BUNDLE_ALIAS)', () => {
+    for (const f of stage.assembly.functions) {
+      // Assess
+      const bundle = readFileSync(join(f.dir, 'index.js'), 'utf8');
+      expect(bundle, f.name).not.toMatch(/require\("(node:)?stream\/web"\)/);
+      if (bundle.includes('@middy/core')) {
+        expect(bundle, f.name).toContain('getBuiltinModule("node:stream/web")');
+      }
+    }
+  });
+});
+
 describe('the API functions’ bundles', () => {
   it('each hold their own route’s table entry and no other (nor the code other entries’ queries load)', () => {
     for (const route of routes) {
