@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../../infra/paths.ts';
 
-/** Runs `script` in a fresh Node process (this one has loaded the module). */
+/** Runs `script` in a fresh Node process: this one has loaded the web streams. */
 function inFreshNode(script: string): unknown {
   const run = spawnSync(process.execPath, ['-e', script], {
     encoding: 'utf8',
