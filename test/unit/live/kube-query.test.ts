@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   commandSubject,
   kubeQueryRequestSchema,
@@ -119,5 +119,65 @@ describe('parseKubeQueryReply', () => {
     expect(commandSubject('3B0F6F7E-2F1C-4C59-9D3E-1B2A3C4D5E6F')).toBe(
       'proxima.system.commands.3b0f6f7e-2f1c-4c59-9d3e-1b2a3c4d5e6f',
     );
+  });
+});
+
+describe('the schemas are built when first parsed', () => {
+  /** Whether `schema` is a z.lazy whose inner schema is not built yet. */
+  const unbuilt = (schema: { _zod: { def: object } }) => {
+    const def = schema._zod.def as { type: string; _cachedInner?: unknown };
+    return def.type === 'lazy' && def._cachedInner === undefined;
+  };
+
+  it('a manifest reply builds only what reads it: no request schema, no other result', async () => {
+    // Prepare: a module instance of its own, which no other test parsed with.
+    vi.resetModules();
+    const kubeQuery = await import('../../../shared/live/kube-query.ts');
+    const schemas = {
+      manifestRequestSchema: kubeQuery.manifestRequestSchema,
+      revisionsRequestSchema: kubeQuery.revisionsRequestSchema,
+      logsRequestSchema: kubeQuery.logsRequestSchema,
+      kubeQueryRequestSchema: kubeQuery.kubeQueryRequestSchema,
+      manifestResultSchema: kubeQuery.manifestResultSchema,
+      revisionSchema: kubeQuery.revisionSchema,
+      revisionsResultSchema: kubeQuery.revisionsResultSchema,
+      logsResultSchema: kubeQuery.logsResultSchema,
+      kubeQueryReplySchema: kubeQuery.kubeQueryReplySchema,
+    };
+    expect(
+      Object.entries(schemas)
+        .filter(([, schema]) => !unbuilt(schema))
+        .map(([name]) => name),
+    ).toEqual([]);
+
+    // Act
+    kubeQuery.parseKubeQueryReply('manifest', {
+      ok: true,
+      agent_version: 'v0.9.0',
+      observed_at: '2026-10-01T12:00:00Z',
+      result: {
+        kind: 'Deployment',
+        namespace: 'shop',
+        name: 'api',
+        object: {},
+      },
+    });
+
+    // Assess
+    expect(unbuilt(schemas.kubeQueryReplySchema)).toBe(false);
+    expect(unbuilt(schemas.manifestResultSchema)).toBe(false);
+    expect(
+      Object.entries(schemas)
+        .filter(([, schema]) => unbuilt(schema))
+        .map(([name]) => name),
+    ).toEqual([
+      'manifestRequestSchema',
+      'revisionsRequestSchema',
+      'logsRequestSchema',
+      'kubeQueryRequestSchema',
+      'revisionSchema',
+      'revisionsResultSchema',
+      'logsResultSchema',
+    ]);
   });
 });
