@@ -204,36 +204,24 @@ export type LogsResult = z.output<typeof logsResultSchema>;
 
 // ------------------------------------------------------------------ replies
 
-export const kubeQueryErrorSchema = z.lazy(() =>
-  z.object({
-    code: z.enum(KUBE_QUERY_ERROR_CODES),
-    message: z.string(),
-  }),
-);
-
-/** A success reply; `result` is checked against the query it answers. */
-export const kubeQueryOkReplySchema = z.lazy(() =>
-  z.object({
-    ok: z.literal(true),
-    agent_version: z.string(),
-    observed_at: z.iso.datetime({ offset: true }),
-    notes: z._default(z.array(z.string()), []),
-    result: z.unknown(),
-  }),
-);
-
-export const kubeQueryErrorReplySchema = z.lazy(() =>
-  z.object({
-    ok: z.literal(false),
-    agent_version: z.string(),
-    error: kubeQueryErrorSchema,
-  }),
-);
-
+/** A success reply's `result` is checked against the query it answers. */
 export const kubeQueryReplySchema = z.lazy(() =>
   z.discriminatedUnion('ok', [
-    kubeQueryOkReplySchema,
-    kubeQueryErrorReplySchema,
+    z.object({
+      ok: z.literal(true),
+      agent_version: z.string(),
+      observed_at: z.iso.datetime({ offset: true }),
+      notes: z._default(z.array(z.string()), []),
+      result: z.unknown(),
+    }),
+    z.object({
+      ok: z.literal(false),
+      agent_version: z.string(),
+      error: z.object({
+        code: z.enum(KUBE_QUERY_ERROR_CODES),
+        message: z.string(),
+      }),
+    }),
   ]),
 );
 
@@ -258,7 +246,7 @@ export type KubeQueryReply<Q extends KubeQueryName = KubeQueryName> =
       notes: string[];
       result: KubeQueryResults[Q];
     }
-  | z.output<typeof kubeQueryErrorReplySchema>;
+  | Extract<z.output<typeof kubeQueryReplySchema>, { ok: false }>;
 
 /**
  * Parses a reply to a `query` request: the envelope, then the result
