@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- coldstart [--runs 10] [--only <substring>]`: the cold
+ * `npm run bench -- coldstart [--runs 10] [--only <substring>] [--profile]`: the cold
  * start of every Lambda function as built (the synthesized bundles, run as
  * test/infra/bundles.test.ts runs them: Node 22, CommonJS `index.js` loaded
  * as Lambda's runtime loads it, the template's environment, the login of its
@@ -33,10 +33,20 @@
  * Results: bench/results/coldstart.json (the slowest API function and the
  * sync on docs/slo.md; not written with --only, which measures a part), the
  * table of every function in bench/coldstart-results.md.
+ * `--profile`: each pooled run also records V8's CPU profiles of the
+ * module's load and of the first answer, and the bench prints, per
+ * function, where that CPU went (bench/coldstart-profile.ts); the
+ * profiler's cost is then in every time, so nothing is written.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -75,6 +85,12 @@ import {
   LIVE_FLOOR_NAME,
   type ColdStartRow as Row,
 } from './coldstart-figures.ts';
+import {
+  addCharges,
+  type Charges,
+  chargeProfileFile,
+  chargesTable,
+} from './coldstart-profile.ts';
 import { benchDatabase, forkTs, median, nextMessage } from './common.ts';
 import { writeResults } from './results.ts';
 
@@ -84,6 +100,7 @@ function flag(name: string): string | undefined {
 }
 const RUNS = Number(flag('runs') ?? 10);
 const ONLY = flag('only');
+const PROFILE = process.argv.includes('--profile');
 
 const bench = await benchDatabase('k8s_inventory_bench_coldstart');
 const world = await buildWorld(bench.db);
@@ -326,10 +343,24 @@ interface Run {
   failed?: string;
 }
 
-/** One fresh process: spawned, loaded, invoked once, killed. */
-async function run(subject: Subject): Promise<Run> {
+/** With --profile: each subject's pooled runs' CPU, by phase and charge. */
+const profiled = new Map<
+  Subject,
+  { load: Charges; firstAnswer: Charges; runs: number }
+>();
+
+/**
+ * One fresh process: spawned, loaded, invoked once, killed; with
+ * `profile`, its CPU profiles charged into `profiled`.
+ */
+async function run(subject: Subject, profile = false): Promise<Run> {
+  const profileDir = profile
+    ? mkdtempSync(join(tmpdir(), 'k8s-inventory-profile-'))
+    : undefined;
   const spawned = performance.now();
-  const lambda = startLambda(subject.fn, subject.environment(), stage.node);
+  const lambda = startLambda(subject.fn, subject.environment(), stage.node, {
+    cpuProfileDir: profileDir,
+  });
   try {
     const loaded = await lambda.loaded;
     const importMs = performance.now() - spawned;
@@ -343,6 +374,27 @@ async function run(subject: Subject): Promise<Run> {
     };
   } finally {
     await lambda.stop();
+    // A process that died before its first answer wrote no profile of it;
+    // its failure is the row's.
+    const firstAnswer = join(profileDir ?? '', 'first-answer.cpuprofile');
+    if (profileDir !== undefined && existsSync(firstAnswer)) {
+      const bundle = join(subject.fn.dir, BUNDLE.file);
+      const phases = profiled.get(subject) ?? {
+        load: new Map(),
+        firstAnswer: new Map(),
+        runs: 0,
+      };
+      profiled.set(subject, phases);
+      phases.runs += 1;
+      addCharges(
+        phases.load,
+        chargeProfileFile(join(profileDir, 'load.cpuprofile'), bundle),
+      );
+      addCharges(phases.firstAnswer, chargeProfileFile(firstAnswer, bundle));
+    }
+    if (profileDir !== undefined) {
+      rmSync(profileDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -388,7 +440,7 @@ async function pair(subject: Subject, runs: Runs): Promise<void> {
   runs.opened.push(await run(subject));
   await backendReturned();
   const before = stage.proxy.backendsOpened;
-  runs.pooled.push(await run(subject));
+  runs.pooled.push(await run(subject, PROFILE));
   if (stage.proxy.backendsOpened !== before) unpooled++;
 }
 
@@ -484,7 +536,18 @@ try {
       `\n${unpooled} pooled run(s) found no idle backend and had one opened.`,
     );
   }
-  if (ONLY === undefined) {
+  if (PROFILE) {
+    console.log(
+      `\nWhere the CPU went, ms a run (the mean of the pooled runs, profiled: the profiler's own cost is in the times above), charged to the innermost frame of the bundle's code in each sample (bench/coldstart-profile.ts):`,
+    );
+    for (const subject of all) {
+      const phases = profiled.get(subject);
+      console.log(`\n${subject.name}\n`);
+      if (phases === undefined) console.log('(no run answered)');
+      else for (const line of chargesTable(phases)) console.log(line);
+    }
+  }
+  if (ONLY === undefined && !PROFILE) {
     await writeResults({
       name: 'coldstart',
       measures: COLDSTART_MEASURES,

@@ -143,11 +143,16 @@ function traceIdHeader(): string {
   return `Root=1-${epoch}-${hex(24)};Parent=${hex(16)};Sampled=0`;
 }
 
-/** Starts `fn`'s bundle on `node` with exactly `environment`. */
+/**
+ * Starts `fn`'s bundle on `node` with exactly `environment`. With
+ * `cpuProfileDir`, the runtime's stand-in writes V8's CPU profiles of the
+ * module's load and of the first invocation there (lambda-runtime.mjs).
+ */
 export function startLambda(
   fn: BundledFunction,
   environment: Record<string, string>,
   node: string = lambdaNodeBinary(),
+  options: { cpuProfileDir?: string } = {},
 ): LambdaProcess {
   const child: ChildProcess = spawn(
     node,
@@ -156,6 +161,7 @@ export function startLambda(
       fromRoot('test/helpers/lambda-runtime.mjs'),
       fn.dir,
       fn.handler,
+      ...(options.cpuProfileDir === undefined ? [] : [options.cpuProfileDir]),
     ],
     {
       cwd: fn.dir,

@@ -19,6 +19,11 @@
  * the process's CPU time (user + system) by then, which a loaded machine
  * does not stretch as it stretches wall-clock time.
  *
+ * Given a folder as a third argument (the cold-start bench's `--profile`),
+ * it records V8's CPU profile of loading the module (`load.cpuprofile`) and
+ * of the first invocation (`first-answer.cpuprofile`) into it; the runtime
+ * in AWS has no such thing, and the profiler's own cost is in the times.
+ *
  * Plain JavaScript on purpose: it runs with no loader, as the bundle does.
  */
 import { createRequire } from 'node:module';
@@ -45,7 +50,7 @@ const { pathToFileURL } = require('node:url');
 const channel = new Socket({ fd: 3, readable: true, writable: true });
 const send = (message) => writeJsonLine(channel, message);
 
-const [dir, handlerName] = process.argv.slice(2);
+const [dir, handlerName, profileDir] = process.argv.slice(2);
 const dot = handlerName.lastIndexOf('.');
 const base = join(dir, handlerName.slice(0, dot));
 const exportName = handlerName.slice(dot + 1);
@@ -99,6 +104,39 @@ function contextFor(invocation) {
   };
 }
 
+/**
+ * V8's sampling profiler through the inspector, one profile per phase;
+ * nothing (not even node:inspector) is loaded without a folder to write to.
+ */
+const profiler = profileDir === undefined ? undefined : await startProfiler();
+
+async function startProfiler() {
+  const { Session } = require('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params, (error, result) =>
+        error ? reject(error) : resolve(result),
+      ),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  const { writeFileSync } = require('node:fs');
+  return {
+    /** Writes the phase's profile and starts the next one's. */
+    async phase(name, next) {
+      const { profile } = await post('Profiler.stop');
+      writeFileSync(
+        join(profileDir, `${name}.cpuprofile`),
+        JSON.stringify(profile),
+      );
+      if (next) await post('Profiler.start');
+    },
+  };
+}
+
 let handler;
 try {
   const { file, module } = await load();
@@ -113,26 +151,35 @@ try {
 }
 
 if (handler !== undefined) {
-  send({ type: 'ready', at: performance.now(), cpuMs: cpuMs() });
+  const ready = { type: 'ready', at: performance.now(), cpuMs: cpuMs() };
+  if (profiler) await profiler.phase('load', true);
+  send(ready);
+  let invocations = 0;
   onJsonLines(channel, async (invocation) => {
     process.env._X_AMZN_TRACE_ID = invocation.traceId;
+    let answer;
     try {
       const result = await handler(invocation.event, contextFor(invocation));
-      send({
+      answer = {
         type: 'result',
         id: invocation.id,
         at: performance.now(),
         cpuMs: cpuMs(),
         result: result === undefined ? null : result,
-      });
+      };
     } catch (error) {
-      send({
+      answer = {
         type: 'error',
         id: invocation.id,
         at: performance.now(),
         cpuMs: cpuMs(),
         error: describe(error),
-      });
+      };
     }
+    invocations += 1;
+    if (profiler && invocations === 1) {
+      await profiler.phase('first-answer', false);
+    }
+    send(answer);
   });
 }

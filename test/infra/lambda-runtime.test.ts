@@ -8,10 +8,18 @@
  * probe bundle reports what it found.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CpuProfile } from '../../bench/coldstart-profile.ts';
 import type { BundledFunction } from '../helpers/lambda-bundles.ts';
 import {
   bootstrapNodeOptions,
@@ -125,5 +133,60 @@ describe('the runtime stand-in', () => {
     );
     expect(probe.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(probe.event).toEqual({ hello: 'world' });
+  });
+
+  it('records CPU profiles of the load and the first answer only when given a folder', async () => {
+    // Arrange: a handler that keeps the CPU busy long enough to be sampled.
+    const busyDir = join(dir, 'busy');
+    mkdirSync(busyDir, { recursive: true });
+    writeFileSync(
+      join(busyDir, 'index.js'),
+      `exports.handler = async () => {
+  const end = performance.now() + 30;
+  let spins = 0;
+  while (performance.now() < end) spins += 1;
+  return { spins };
+};`,
+    );
+    const fn: BundledFunction = {
+      name: 'busy',
+      stack: 'test',
+      logicalId: 'Busy',
+      dir: busyDir,
+      handler: 'index.handler',
+      runtime: 'nodejs22.x',
+      memorySize: 512,
+      timeoutSeconds: 10,
+      environment: {},
+    };
+    const profiles = join(dir, 'profiles');
+    mkdirSync(profiles);
+    const lambda = startLambda(
+      fn,
+      lambdaReservedEnvironment(fn, 'eu-west-1'),
+      lambdaNodeBinary(),
+      { cpuProfileDir: profiles },
+    );
+
+    // Act
+    const first = await lambda.invoke({});
+    const second = await lambda.invoke({});
+    await lambda.stop();
+
+    // Assert
+    expect(first.error, lambda.output()).toBeUndefined();
+    expect(second.error, lambda.output()).toBeUndefined();
+    expect(existsSync(join(profiles, 'load.cpuprofile'))).toBe(true);
+    const answer = JSON.parse(
+      readFileSync(join(profiles, 'first-answer.cpuprofile'), 'utf8'),
+    ) as CpuProfile;
+    const handlerNodes = new Set(
+      answer.nodes
+        .filter((node) => node.callFrame.url.endsWith('/busy/index.js'))
+        .map((node) => node.id),
+    );
+    const handlerSamples = answer.samples.filter((id) => handlerNodes.has(id));
+    // 30 ms at one sample every 0.1 ms: far more than this, on any machine.
+    expect(handlerSamples.length).toBeGreaterThan(20);
   });
 });

@@ -1,0 +1,133 @@
+/**
+ * The cold-start bench's `--profile` charges each CPU sample to the
+ * innermost frame of the bundle's own code in its stack, read through the
+ * bundle's source map; samples with none of it go to Node's builtin or V8
+ * by name.
+ */
+import { SourceMap } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import {
+  type CpuProfile,
+  chargeOfSource,
+  chargeProfile,
+  chargesTable,
+} from '../../../bench/coldstart-profile.ts';
+
+const BUNDLE = '/var/task/index.js';
+
+/**
+ * Bundle line 0 (from column 10) is pg's, line 1 the project's
+ * shared/live/nats.ts, line 2 nats-core's; columns 0-9 of line 0 map to
+ * nothing.
+ */
+const map = new SourceMap({
+  version: 3,
+  file: 'index.js',
+  sourceRoot: '',
+  sourcesContent: [],
+  sources: [
+    '../../node_modules/pg/lib/client.js',
+    '../../shared/live/nats.ts',
+    '../../node_modules/@nats-io/nats-core/lib/nats.js',
+  ],
+  names: [],
+  mappings: 'UAAA;ACAA;ACAA',
+});
+
+function frame(url: string, lineNumber = 0, columnNumber = 0, name = 'f') {
+  return { functionName: name, url, lineNumber, columnNumber };
+}
+
+/**
+ * (root) → pg → Node's TLS; (root) → Node's TLS alone; (root) → nats-core
+ * → the project's nats.ts → Node's net; (root) → unmapped bundle code;
+ * V8's idle and collector.
+ */
+const profile: CpuProfile = {
+  nodes: [
+    {
+      id: 1,
+      callFrame: frame('', 0, 0, '(root)'),
+      children: [2, 4, 5, 8, 9, 10],
+    },
+    { id: 2, callFrame: frame(`file://${BUNDLE}`, 0, 40), children: [3] },
+    { id: 3, callFrame: frame('node:internal/tls/wrap', 9, 0, 'onread') },
+    { id: 4, callFrame: frame('node:internal/tls/wrap', 9, 0, 'onread') },
+    { id: 5, callFrame: frame(`file://${BUNDLE}`, 2, 3), children: [6] },
+    { id: 6, callFrame: frame(`file://${BUNDLE}`, 1, 7), children: [7] },
+    { id: 7, callFrame: frame('node:net', 1, 0, 'connect') },
+    { id: 8, callFrame: frame(`file://${BUNDLE}`, 0, 2) },
+    { id: 9, callFrame: frame('', 0, 0, '(idle)') },
+    { id: 10, callFrame: frame('', 0, 0, '(garbage collector)') },
+  ],
+  samples: [3, 4, 7, 8, 9, 10, 3],
+  // Each sample's time is the gap to the next; the last has none.
+  timeDeltas: [0, 100, 200, 300, 400, 500, 600],
+};
+
+describe('the cold-start profile', () => {
+  it('charges a sample to the innermost bundle frame, else to Node or V8', () => {
+    // Act
+    const charges = chargeProfile(profile, (url) => url.endsWith(BUNDLE), map);
+
+    // Assert
+    expect(Object.fromEntries(charges)).toEqual({
+      pg: 100,
+      'node (tls)': 200,
+      'shared/live': 300,
+      'bundle (unmapped)': 400,
+      '(idle)': 500,
+      '(garbage collector)': 600,
+    });
+  });
+
+  it('names a source by its package, else by the project folder it is in', () => {
+    expect(chargeOfSource('../../node_modules/pg/lib/client.js')).toBe('pg');
+    expect(chargeOfSource('../node_modules/@nats-io/nkeys/lib/nkeys.js')).toBe(
+      '@nats-io/nkeys',
+    );
+    expect(
+      chargeOfSource('../../node_modules/a/node_modules/zod/v4/core.js'),
+    ).toBe('zod');
+    expect(chargeOfSource('../../../work/main/shared/live/nats.ts')).toBe(
+      'shared/live',
+    );
+    // A checkout under a folder named like one of the project's.
+    expect(chargeOfSource('../../srv/shared/main/shared/http/query.ts')).toBe(
+      'shared/http',
+    );
+    expect(chargeOfSource('../../../work/main/shared/config.ts')).toBe(
+      'shared/config.ts',
+    );
+    expect(chargeOfSource('../bench/coldstart-live-floor.ts')).toBe(
+      'bench/coldstart-live-floor.ts',
+    );
+  });
+
+  it('tabulates ms a run, largest first, the rest summed, and the total', () => {
+    // Arrange
+    const load = new Map([
+      ['pg', 4_000],
+      ['zod', 2_000],
+    ]);
+    const firstAnswer = new Map([
+      ['pg', 6_000],
+      ['(idle)', 2_000],
+      ['zod', 1_000],
+      ['node (tls)', 3_000],
+    ]);
+
+    // Act
+    const table = chargesTable({ load, firstAnswer, runs: 2 }, 2);
+
+    // Assert
+    expect(table).toEqual([
+      '| charged to | load ms | first answer ms |',
+      '|---|---:|---:|',
+      '| pg | 2.0 | 3.0 |',
+      '| node (tls) | 0.0 | 1.5 |',
+      '| 2 more | 1.0 | 1.5 |',
+      '| **profiled** | **3.0** | **6.0** |',
+    ]);
+  });
+});
