@@ -104,24 +104,26 @@ export function redactShapes(text: string): string {
  * body line; see {@link isBase64Line}). Hex runs (digests, commit SHAs,
  * trace ids), UUIDs and lower-case names are never mixed-case, so they stay.
  *
- * A hand-written scan, not a regular expression: it runs over every byte of
- * every log line, and a character loop is several times faster.
+ * One regular expression finds the runs long enough to judge (every byte of
+ * every log line passes through it, natively, from the first line a cold
+ * process reads); the judging is code.
  */
 const MIN_RUN = 20;
 const MIN_ENTROPY_BITS = 3.5;
 
 /** A-Z a-z 0-9 + / _ - (and = as padding at a run's end). */
-function isRunChar(c: number): boolean {
-  return (
-    (c >= 97 && c <= 122) ||
-    (c >= 65 && c <= 90) ||
-    (c >= 48 && c <= 57) ||
-    c === 43 ||
-    c === 47 ||
-    c === 95 ||
-    c === 45
-  );
-}
+const RUN_CHAR = '[A-Za-z0-9+/_-]';
+
+/**
+ * The whole runs of {@link RUN_CHAR} that can reach {@link MIN_RUN}: two
+ * `=` of padding at the most make up the rest. A shorter run is never
+ * judged, and the leftmost match of a longer one is all of it.
+ */
+const CANDIDATE_RUN = new RegExp(
+  `(?<!${RUN_CHAR})${RUN_CHAR}{${MIN_RUN - 2},}`,
+  'g',
+);
+const IS_RUN_CHAR = new RegExp(`^${RUN_CHAR}$`);
 
 function looksRandom(run: string): boolean {
   if (!/[A-Z]/.test(run) || !/[a-z]/.test(run)) return false;
@@ -228,21 +230,24 @@ function startsInsideEscape(text: string, start: number): boolean {
 export function redactHighEntropy(text: string): string {
   let out = '';
   let copied = 0;
-  let i = 0;
   const n = text.length;
-  while (i < n) {
-    if (!isRunChar(text.charCodeAt(i))) {
-      i += 1;
-      continue;
-    }
-    const start = i;
-    while (i < n && isRunChar(text.charCodeAt(i))) i += 1;
+  // exec over the one global expression, not matchAll: no iterator and no
+  // copy of it per line (matchAll cost ~10% of the sanitizer's throughput).
+  // Nothing in the loop calls back here, so its lastIndex is this call's.
+  CANDIDATE_RUN.lastIndex = 0;
+  for (
+    let run = CANDIDATE_RUN.exec(text);
+    run !== null;
+    run = CANDIDATE_RUN.exec(text)
+  ) {
+    const start = run.index;
+    const i = CANDIDATE_RUN.lastIndex;
     let end = i;
     // Base64 padding; a run glued to `=` and more run characters is a pair.
     if (text[end] === '=') {
       let pad = end;
       while (pad < n && pad - end < 2 && text[pad] === '=') pad += 1;
-      if (pad >= n || !isRunChar(text.charCodeAt(pad))) end = pad;
+      if (pad >= n || !IS_RUN_CHAR.test(text[pad]!)) end = pad;
     }
     // A base64 line on its own counts its padding (a PEM body line's length).
     if (
@@ -258,7 +263,6 @@ export function redactHighEntropy(text: string): string {
       out += text.slice(copied, from) + REDACTED;
       copied = end;
     }
-    i = Math.max(i, end);
   }
   return copied === 0 ? text : out + text.slice(copied);
 }
