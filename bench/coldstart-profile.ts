@@ -57,12 +57,23 @@ export function chargeOfSource(source: string): string {
   return parts.length > 2 ? parts.slice(0, 2).join('/') : path;
 }
 
+/**
+ * The bundle's code no source maps to: esbuild's own helpers, above all
+ * the wrapper that runs a module's body on its first require. V8 compiles
+ * a function when it is first called and the profiler charges that to the
+ * caller, so this is mostly the compiling of the modules a phase loads.
+ */
+export const UNMAPPED =
+  'bundle: esbuild helpers (compiling modules as first required)';
+
 /** A frame outside the bundle, charged to Node by builtin or to V8. */
 function chargeOfRuntime(url: string, functionName: string): string {
   if (url === '')
     return functionName.startsWith('(') ? functionName : 'node (native)';
   const builtin = /^node:(?:internal\/)?([^/]+)/.exec(url);
-  if (builtin) return `node (${builtin[1]!.replace(/_.*$/, '')})`;
+  // node:_http_client and node:internal/stream_base_commons: http, stream.
+  if (builtin)
+    return `node (${builtin[1]!.replace(/^_/, '').replace(/_.*$/, '')})`;
   return `other (${url.split('/').pop()})`;
 }
 
@@ -97,7 +108,7 @@ export function chargeProfile(
       found =
         'originalSource' in entry && entry.originalSource
           ? chargeOfSource(entry.originalSource)
-          : 'bundle (unmapped)';
+          : UNMAPPED;
       break;
     }
     const result = found ?? chargeOfRuntime(leaf.url, leaf.functionName);

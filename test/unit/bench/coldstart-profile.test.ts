@@ -11,6 +11,7 @@ import {
   chargeOfSource,
   chargeProfile,
   chargesTable,
+  UNMAPPED,
 } from '../../../bench/coldstart-profile.ts';
 
 const BUNDLE = '/var/task/index.js';
@@ -41,14 +42,14 @@ function frame(url: string, lineNumber = 0, columnNumber = 0, name = 'f') {
 /**
  * (root) → pg → Node's TLS; (root) → Node's TLS alone; (root) → nats-core
  * → the project's nats.ts → Node's net; (root) → unmapped bundle code;
- * V8's idle and collector.
+ * V8's idle and collector; Node's HTTP client alone.
  */
 const profile: CpuProfile = {
   nodes: [
     {
       id: 1,
       callFrame: frame('', 0, 0, '(root)'),
-      children: [2, 4, 5, 8, 9, 10],
+      children: [2, 4, 5, 8, 9, 10, 11],
     },
     { id: 2, callFrame: frame(`file://${BUNDLE}`, 0, 40), children: [3] },
     { id: 3, callFrame: frame('node:internal/tls/wrap', 9, 0, 'onread') },
@@ -59,10 +60,11 @@ const profile: CpuProfile = {
     { id: 8, callFrame: frame(`file://${BUNDLE}`, 0, 2) },
     { id: 9, callFrame: frame('', 0, 0, '(idle)') },
     { id: 10, callFrame: frame('', 0, 0, '(garbage collector)') },
+    { id: 11, callFrame: frame('node:_http_client', 3, 0, 'request') },
   ],
-  samples: [3, 4, 7, 8, 9, 10, 3],
+  samples: [3, 4, 7, 8, 9, 10, 11, 3],
   // Each sample's time is the gap to the next; the last has none.
-  timeDeltas: [0, 100, 200, 300, 400, 500, 600],
+  timeDeltas: [0, 100, 200, 300, 400, 500, 600, 700],
 };
 
 describe('the cold-start profile', () => {
@@ -75,9 +77,10 @@ describe('the cold-start profile', () => {
       pg: 100,
       'node (tls)': 200,
       'shared/live': 300,
-      'bundle (unmapped)': 400,
+      [UNMAPPED]: 400,
       '(idle)': 500,
       '(garbage collector)': 600,
+      'node (http)': 700,
     });
   });
 
