@@ -180,3 +180,71 @@ export function chargesTable(
     `| **profiled** | **${msOf(total(phases.load))}** | **${msOf(total(phases.firstAnswer))}** |`,
   ];
 }
+
+/** The groups of the comparison table, in its order. */
+export const CHARGE_GROUPS = [
+  'pg',
+  'NATS client',
+  'zod',
+  'middy, Powertools',
+  'the login secret read (shared/http-exchange.ts)',
+  "the project's other code",
+  'compiling modules as first required',
+  'Node, outside the bundle',
+  'V8 (collector, compiler)',
+  '(idle)',
+] as const;
+
+/** Which group of {@link CHARGE_GROUPS} a charge belongs to. */
+export function groupOf(charge: string): (typeof CHARGE_GROUPS)[number] {
+  if (/^(pg|pg-.*|pgpass|postgres-.*|split2)$/.test(charge)) return 'pg';
+  if (charge.startsWith('@nats-io/')) return 'NATS client';
+  if (charge === 'zod') return 'zod';
+  if (/^(@middy\/|@aws-lambda-powertools\/|@aws\/)/.test(charge)) {
+    return 'middy, Powertools';
+  }
+  if (charge === 'shared/http-exchange.ts') {
+    return 'the login secret read (shared/http-exchange.ts)';
+  }
+  if (/^(shared|functions|bench)(\/|$)/.test(charge)) {
+    return "the project's other code";
+  }
+  if (charge === UNMAPPED) return 'compiling modules as first required';
+  if (charge === '(idle)') return '(idle)';
+  if (charge.startsWith('(')) return 'V8 (collector, compiler)';
+  return 'Node, outside the bundle';
+}
+
+/**
+ * Functions side by side: each group's CPU over the load and the first
+ * answer together, in ms a run, and the profiled total.
+ */
+export function groupsTable(
+  functions: {
+    name: string;
+    phases: { load: Charges; firstAnswer: Charges; runs: number };
+  }[],
+): string[] {
+  const sums = functions.map(({ phases }) => {
+    const byGroup = new Map<string, number>();
+    for (const charges of [phases.load, phases.firstAnswer]) {
+      for (const [charge, us] of charges) {
+        const group = groupOf(charge);
+        byGroup.set(group, (byGroup.get(group) ?? 0) + us / phases.runs);
+      }
+    }
+    return byGroup;
+  });
+  const ms = (us: number) => (us / 1000).toFixed(1);
+  const total = (byGroup: Map<string, number>) =>
+    [...byGroup.values()].reduce((sum, us) => sum + us, 0);
+  return [
+    `| load + first answer, ms a run | ${functions.map((f) => f.name).join(' | ')} |`,
+    `|---|${functions.map(() => '---:').join('|')}|`,
+    ...CHARGE_GROUPS.map(
+      (group) =>
+        `| ${group} | ${sums.map((byGroup) => ms(byGroup.get(group) ?? 0)).join(' | ')} |`,
+    ),
+    `| **profiled** | ${sums.map((byGroup) => `**${ms(total(byGroup))}**`).join(' | ')} |`,
+  ];
+}

@@ -90,6 +90,7 @@ import {
   type Charges,
   chargeProfileFile,
   chargesTable,
+  groupsTable,
 } from './coldstart-profile.ts';
 import { benchDatabase, forkTs, median, nextMessage } from './common.ts';
 import { writeResults } from './results.ts';
@@ -546,6 +547,12 @@ try {
       if (phases === undefined) console.log('(no run answered)');
       else for (const line of chargesTable(phases)) console.log(line);
     }
+    console.log('\nBy group, side by side:\n');
+    const compared = all.flatMap((subject) => {
+      const phases = profiled.get(subject);
+      return phases ? [{ name: subject.name, phases }] : [];
+    });
+    for (const line of groupsTable(compared)) console.log(line);
   }
   if (ONLY === undefined && !PROFILE) {
     await writeResults({

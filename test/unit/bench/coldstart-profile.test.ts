@@ -11,6 +11,8 @@ import {
   chargeOfSource,
   chargeProfile,
   chargesTable,
+  groupOf,
+  groupsTable,
   UNMAPPED,
 } from '../../../bench/coldstart-profile.ts';
 
@@ -132,5 +134,57 @@ describe('the cold-start profile', () => {
       '| 2 more | 1.0 | 1.5 |',
       '| **profiled** | **3.0** | **6.0** |',
     ]);
+  });
+
+  it('groups charges by what they are for', () => {
+    expect(groupOf('pg-protocol')).toBe('pg');
+    expect(groupOf('postgres-interval')).toBe('pg');
+    expect(groupOf('@nats-io/nuid')).toBe('NATS client');
+    expect(groupOf('@aws-lambda-powertools/logger')).toBe('middy, Powertools');
+    expect(groupOf('@middy/core')).toBe('middy, Powertools');
+    expect(groupOf('shared/http-exchange.ts')).toBe(
+      'the login secret read (shared/http-exchange.ts)',
+    );
+    expect(groupOf('shared/live')).toBe("the project's other code");
+    expect(groupOf('bench/coldstart-live-floor.ts')).toBe(
+      "the project's other code",
+    );
+    expect(groupOf(UNMAPPED)).toBe('compiling modules as first required');
+    expect(groupOf('node (tls)')).toBe('Node, outside the bundle');
+    expect(groupOf('(garbage collector)')).toBe('V8 (collector, compiler)');
+    expect(groupOf('(idle)')).toBe('(idle)');
+  });
+
+  it('sets functions side by side by group, both phases summed, ms a run', () => {
+    // Arrange
+    const floor = {
+      load: new Map([['pg', 4_000]]),
+      firstAnswer: new Map([
+        ['pg', 6_000],
+        ['(idle)', 2_000],
+      ]),
+      runs: 2,
+    };
+    const live = {
+      load: new Map([['@nats-io/nats-core', 3_000]]),
+      firstAnswer: new Map([
+        ['pg-pool', 1_000],
+        ['@nats-io/nuid', 1_000],
+      ]),
+      runs: 1,
+    };
+
+    // Act
+    const table = groupsTable([
+      { name: 'floor', phases: floor },
+      { name: 'live', phases: live },
+    ]);
+
+    // Assert
+    expect(table[0]).toBe('| load + first answer, ms a run | floor | live |');
+    expect(table).toContain('| pg | 5.0 | 1.0 |');
+    expect(table).toContain('| NATS client | 0.0 | 4.0 |');
+    expect(table).toContain('| (idle) | 1.0 | 0.0 |');
+    expect(table.at(-1)).toBe('| **profiled** | **6.0** | **5.0** |');
   });
 });
