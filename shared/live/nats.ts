@@ -124,11 +124,17 @@ export class LiveNatsProvider {
     }
   }
 
-  /** Drains the connection (shutdown, tests). */
+  /**
+   * Ends the connection (shutdown, tests): drains it, or closes it when it
+   * cannot be drained. A server already gone (a terminal's Ctrl-C stops the
+   * local stack's nats-server with the stack) leaves nothing to drain, and
+   * drain() rejects, before the client has even noticed, at times.
+   */
   async close(): Promise<void> {
     const nats = await this.#current;
     this.#current = undefined;
-    if (nats && !nats.connection.isClosed()) await nats.connection.drain();
+    if (nats === undefined || nats.connection.isClosed()) return;
+    await nats.connection.drain().catch(() => nats.connection.close());
   }
 }
 

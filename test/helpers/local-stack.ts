@@ -14,8 +14,11 @@ export interface Running {
   child: ChildProcess;
   output(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGKILL to the whole process group (detached runs only). */
-  killGroup(): void;
+  /**
+   * A signal to the whole process group (detached runs only), SIGKILL by
+   * default; SIGINT is a terminal's Ctrl-C.
+   */
+  killGroup(signal?: NodeJS.Signals): void;
 }
 
 /**
@@ -50,10 +53,10 @@ export function run(
     child,
     output: () => out,
     exited,
-    killGroup() {
+    killGroup(signal = 'SIGKILL') {
       if (child.pid === undefined) return;
       try {
-        process.kill(-child.pid, 'SIGKILL');
+        process.kill(-child.pid, signal);
       } catch {
         // Already gone.
       }

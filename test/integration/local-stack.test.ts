@@ -30,12 +30,15 @@ describe('local stack (npm start)', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'local-stack-'));
   });
   afterAll(async () => {
-    if (stack && stack.child.exitCode === null) stack.child.kill('SIGKILL');
+    if (stack && stack.child.exitCode === null) {
+      stack.killGroup();
+      stack.child.kill('SIGKILL');
+    }
     await database.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('comes up healthy, stores a seeded cluster, and stops cleanly on SIGINT', {
+  it('comes up healthy, stores a seeded cluster, serves a live read, and stops cleanly on Ctrl-C', {
     timeout: 300_000,
   }, async () => {
     // Prepare
@@ -43,12 +46,12 @@ describe('local stack (npm start)', () => {
     // Its own nats-server and in-process SQS/S3; only the database is given.
     const env = localStackEnv({ databaseUrl: database.url, dataDir, port });
 
-    // Act: start
+    // Act: start, in a process group of its own, as a terminal starts it
     const {
       stack: started,
       natsUrl,
       health,
-    } = await startLocalStackProcess(env);
+    } = await startLocalStackProcess(env, { detached: true });
     stack = started;
 
     // Act: seed (no kubectl context: the built-in fixture)
@@ -86,8 +89,41 @@ describe('local stack (npm start)', () => {
        group by application_name, usename order by application_name`,
     );
 
-    // Act: stop
-    started.child.kill('SIGINT');
+    // Act: a live read, which opens the API's own NATS connection; the
+    // seed's agent does not listen for them.
+    const granted = await run(
+      [
+        'scripts/grant.ts',
+        '--email',
+        'alice@example.com',
+        '--role',
+        'operator',
+        '--client',
+        'internal',
+      ],
+      env,
+    ).exited;
+    const token = run(
+      ['scripts/token.ts', '--email', 'alice@example.com'],
+      env,
+    );
+    await token.exited;
+    const clusterId = (
+      await queryMaybeOne<{ id: string }>(
+        database.db,
+        'select id from clusters where agent_id = $1',
+        [agentId],
+      )
+    )?.id;
+    const live = await fetch(
+      `http://127.0.0.1:${port}/api/v1/clusters/${clusterId}/live/manifest?kind=Deployment&namespace=default&name=web`,
+      { headers: { authorization: `Bearer ${token.output().trim()}` } },
+    );
+    const liveBody = (await live.json()) as { error?: { code: string } };
+
+    // Act: stop as Ctrl-C does, the signal to every process of the group
+    // (nats-server and VictoriaMetrics stop at once, the stack in its order)
+    started.killGroup('SIGINT');
     const exit = await Promise.race([
       started.exited,
       new Promise<never>((_, reject) =>
@@ -110,8 +146,12 @@ describe('local stack (npm start)', () => {
       );
       expect(pool.n).toBeLessThanOrEqual(4);
     }
+    expect(granted.code).toBe(0);
+    expect(live.status).toBe(502);
+    expect(liveBody.error?.code).toBe('agent_unreachable');
     expect(exit.code, started.output()).toBe(0);
     expect(started.output()).toContain('[local] stopped');
+    expect(started.output()).not.toContain('did not stop cleanly');
     // Each line names the function that wrote it: the sync's lines the
     // sync, the bridge's (no Lambda function locally, nor any invocation)
     // none, though sweeps and syncs ran beside it in the one process.
