@@ -65,9 +65,9 @@ describe('local stack (npm start)', () => {
     const cluster = await until(
       'the seeded cluster',
       () =>
-        queryMaybeOne<{ name: string; node_count: number }>(
+        queryMaybeOne<{ id: string; name: string; node_count: number }>(
           database.db,
-          'select name, node_count from clusters where agent_id = $1',
+          'select id, name, node_count from clusters where agent_id = $1',
           [agentId],
         ),
       60_000,
@@ -108,15 +108,8 @@ describe('local stack (npm start)', () => {
       env,
     );
     await token.exited;
-    const clusterId = (
-      await queryMaybeOne<{ id: string }>(
-        database.db,
-        'select id from clusters where agent_id = $1',
-        [agentId],
-      )
-    )?.id;
     const live = await fetch(
-      `http://127.0.0.1:${port}/api/v1/clusters/${clusterId}/live/manifest?kind=Deployment&namespace=default&name=web`,
+      `http://127.0.0.1:${port}/api/v1/clusters/${cluster.id}/live/manifest?kind=Deployment&namespace=default&name=web`,
       { headers: { authorization: `Bearer ${token.output().trim()}` } },
     );
     const liveBody = (await live.json()) as { error?: { code: string } };
