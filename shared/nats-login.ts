@@ -6,7 +6,7 @@
  * read them through here, so one value works for all three, and the NATS
  * secret (`{url, creds, ca}`) is read by one rule wherever it is read.
  */
-import type { Authenticator } from '@nats-io/transport-node';
+import type { Authenticator, NatsConnection } from '@nats-io/transport-node';
 import { type Config, ConfigError } from './config.ts';
 
 /** Where a client connects and with what; creds and ca optional. */
@@ -182,4 +182,21 @@ export function natsTargetOf(
       { cause: error },
     );
   }
+}
+
+/**
+ * Ends a connection as a client stops (the agent, the bridge, the live
+ * reads): drains it while its server is there (pending publishes and acks
+ * flushed, subscriptions ended), else closes it. With the server gone there
+ * is nothing to flush: drain() rejects ("connection disconnected"), or,
+ * before the client has noticed, waits for a reconnect. `connected`: what
+ * the caller knows of the connection's state, when it watches it.
+ */
+export async function endNatsConnection(
+  nc: NatsConnection,
+  connected = true,
+): Promise<void> {
+  if (nc.isClosed()) return;
+  if (!connected) return nc.close();
+  await nc.drain().catch(() => nc.close());
 }

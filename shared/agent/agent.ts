@@ -22,6 +22,7 @@ import {
 } from '../ingest/bridge/health.ts';
 import { connectNats } from '../ingest/bridge/nats-setup.ts';
 import type { NatsConnectOptions } from '../ingest/bridge/options.ts';
+import { endNatsConnection } from '../nats-login.ts';
 import { logger as defaultLogger } from '../observability/logger.ts';
 import { inventorySubject } from '../wire/subject.ts';
 import { KubeApi } from './kube-api.ts';
@@ -243,7 +244,7 @@ export class Agent {
       clearTimeout(this.#timer);
       await this.#cycle;
       await this.#responder?.stop();
-      if (this.#nc && !this.#nc.isClosed()) await this.#nc.drain();
+      if (this.#nc) await endNatsConnection(this.#nc);
       if (this.#health) await closeHealth(this.#health);
       this.#logger.info('agent stopped', { agentId: this.#options.agentId });
     })();
@@ -298,6 +299,6 @@ export async function runOnce(options: AgentOptions): Promise<SyncResult> {
     return await agent.syncOnce();
   } finally {
     const nc = agent.connection;
-    if (nc && !nc.isClosed()) await nc.drain();
+    if (nc) await endNatsConnection(nc);
   }
 }

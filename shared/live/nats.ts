@@ -18,6 +18,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { LiveReadError } from '../errors.ts';
 import {
+  endNatsConnection,
   NatsLoginError,
   type NatsTarget,
   natsLoginOptions,
@@ -125,16 +126,14 @@ export class LiveNatsProvider {
   }
 
   /**
-   * Ends the connection (shutdown, tests): drains it, or closes it when it
-   * cannot be drained. A server already gone (a terminal's Ctrl-C stops the
-   * local stack's nats-server with the stack) leaves nothing to drain, and
-   * drain() rejects, before the client has even noticed, at times.
+   * Ends the connection (shutdown, tests), whether or not its server is
+   * still there: a terminal's Ctrl-C stops the local stack's nats-server
+   * with the stack.
    */
   async close(): Promise<void> {
     const nats = await this.#current;
     this.#current = undefined;
-    if (nats === undefined || nats.connection.isClosed()) return;
-    await nats.connection.drain().catch(() => nats.connection.close());
+    if (nats) await endNatsConnection(nats.connection, nats.connected());
   }
 }
 

@@ -29,6 +29,7 @@ import {
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { faultPoint } from '../../faults.ts';
+import { endNatsConnection } from '../../nats-login.ts';
 import { logger } from '../../observability/logger.ts';
 import {
   MetricName,
@@ -296,13 +297,9 @@ export class Bridge {
     this.#health = undefined;
     if (health !== undefined) await closeHealth(health);
     const nc = this.#nc;
-    if (this.#ownsConnection && nc !== undefined && !nc.isClosed()) {
-      // drain() flushes the acks still in the socket buffer; with no server
-      // there is nothing to flush, and drain would wait for a reconnect.
-      const ending = this.#connected ? nc.drain() : nc.close();
-      await ending.catch((error: unknown) => {
-        logger.warn('nats drain failed', { error: errorText(error) });
-      });
+    // Draining flushes the acks still in the socket buffer.
+    if (this.#ownsConnection && nc !== undefined) {
+      await endNatsConnection(nc, this.#connected);
     }
   }
 

@@ -240,6 +240,20 @@ afterAll(async () => {
 });
 
 describe('the cluster agent', () => {
+  it('stops, its connection closed, when its NATS server is already gone (a pod stopped during a NATS outage)', async () => {
+    // Prepare
+    const server = await startNatsServer();
+    const agent = new Agent(agentOptions({ nats: { url: server.url } }));
+    const nc = await agent.connect();
+    await server.stop();
+
+    // Act
+    await agent.stop();
+
+    // Assess
+    expect(nc.isClosed()).toBe(true);
+  });
+
   it('lists the fixtures in pages, publishes them, and the sync stores every row', {
     timeout: 120_000,
   }, async () => {
