@@ -11,8 +11,9 @@
  * collector) is charged to Node or V8 by name; `(idle)` is time spent
  * waiting, on the database, the agent or the machine's other processes.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
+import { join } from 'node:path';
 
 /** The fields of a `.cpuprofile` (V8's Profiler.Profile) read here. */
 export interface CpuProfile {
@@ -33,6 +34,17 @@ export interface CpuProfile {
 
 /** Microseconds of a phase by what they are charged to. */
 export type Charges = Map<string, number>;
+
+/** A function's profiled runs, summed: its load's and first answer's charges. */
+export interface ProfiledPhases {
+  load: Charges;
+  firstAnswer: Charges;
+  runs: number;
+}
+
+/** The sum of a map's values. */
+const sumOf = (values: Map<string, number>) =>
+  [...values.values()].reduce((sum, us) => sum + us, 0);
 
 /**
  * The charge of a source file of the bundle (as its source map names it,
@@ -125,20 +137,42 @@ export function chargeProfile(
   return charges;
 }
 
-/** Reads a bundle's `.cpuprofile` and charges it (its map beside the bundle). */
-export function chargeProfileFile(
-  profileFile: string,
-  bundleFile: string,
-): Charges {
-  const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile;
-  const map = new SourceMap(
-    JSON.parse(readFileSync(`${bundleFile}.map`, 'utf8')),
-  );
-  return chargeProfile(profile, (url) => url.endsWith(bundleFile), map);
+/** Each bundle's source map (beside it), read once for all its runs. */
+const sourceMaps = new Map<string, SourceMap>();
+
+function sourceMapOf(bundleFile: string): SourceMap {
+  let map = sourceMaps.get(bundleFile);
+  if (map === undefined) {
+    map = new SourceMap(JSON.parse(readFileSync(`${bundleFile}.map`, 'utf8')));
+    sourceMaps.set(bundleFile, map);
+  }
+  return map;
 }
 
-/** Adds `charges` into `into`. */
-export function addCharges(into: Charges, charges: Charges): void {
+/**
+ * Charges one run's two profiles (`load.cpuprofile`, `first-answer.cpuprofile`
+ * in `profileDir`) into `into`. A run that died before its first answer
+ * wrote no profile of it and adds nothing: its failure is the row's.
+ */
+export function addProfiledRun(
+  into: ProfiledPhases,
+  profileDir: string,
+  bundleFile: string,
+): void {
+  const firstAnswer = join(profileDir, 'first-answer.cpuprofile');
+  if (!existsSync(firstAnswer)) return;
+  const charge = (file: string) =>
+    chargeProfile(
+      JSON.parse(readFileSync(file, 'utf8')) as CpuProfile,
+      (url) => url.endsWith(bundleFile),
+      sourceMapOf(bundleFile),
+    );
+  addCharges(into.load, charge(join(profileDir, 'load.cpuprofile')));
+  addCharges(into.firstAnswer, charge(firstAnswer));
+  into.runs += 1;
+}
+
+function addCharges(into: Charges, charges: Charges): void {
   for (const [to, us] of charges) into.set(to, (into.get(to) ?? 0) + us);
 }
 
@@ -146,14 +180,9 @@ export function addCharges(into: Charges, charges: Charges): void {
  * The table of one function's phases, in ms a run (the mean of `runs`):
  * the `top` largest charges of the first answer, the rest summed.
  */
-export function chargesTable(
-  phases: { load: Charges; firstAnswer: Charges; runs: number },
-  top = 16,
-): string[] {
+export function chargesTable(phases: ProfiledPhases, top = 16): string[] {
   const { runs } = phases;
   const msOf = (us: number | undefined) => ((us ?? 0) / 1000 / runs).toFixed(1);
-  const total = (charges: Charges) =>
-    [...charges.values()].reduce((sum, us) => sum + us, 0);
   const names = [
     ...new Set([...phases.firstAnswer.keys(), ...phases.load.keys()]),
   ].sort(
@@ -177,7 +206,7 @@ export function chargesTable(
           `| ${rest.length} more | ${msOf(restOf(phases.load))} | ${msOf(restOf(phases.firstAnswer))} |`,
         ]
       : []),
-    `| **profiled** | **${msOf(total(phases.load))}** | **${msOf(total(phases.firstAnswer))}** |`,
+    `| **profiled** | **${msOf(sumOf(phases.load))}** | **${msOf(sumOf(phases.firstAnswer))}** |`,
   ];
 }
 
@@ -220,10 +249,7 @@ export function groupOf(charge: string): (typeof CHARGE_GROUPS)[number] {
  * answer together, in ms a run, and the profiled total.
  */
 export function groupsTable(
-  functions: {
-    name: string;
-    phases: { load: Charges; firstAnswer: Charges; runs: number };
-  }[],
+  functions: { name: string; phases: ProfiledPhases }[],
 ): string[] {
   const sums = functions.map(({ phases }) => {
     const byGroup = new Map<string, number>();
@@ -236,8 +262,6 @@ export function groupsTable(
     return byGroup;
   });
   const ms = (us: number) => (us / 1000).toFixed(1);
-  const total = (byGroup: Map<string, number>) =>
-    [...byGroup.values()].reduce((sum, us) => sum + us, 0);
   return [
     `| load + first answer, ms a run | ${functions.map((f) => f.name).join(' | ')} |`,
     `|---|${functions.map(() => '---:').join('|')}|`,
@@ -245,6 +269,6 @@ export function groupsTable(
       (group) =>
         `| ${group} | ${sums.map((byGroup) => ms(byGroup.get(group) ?? 0)).join(' | ')} |`,
     ),
-    `| **profiled** | ${sums.map((byGroup) => `**${ms(total(byGroup))}**`).join(' | ')} |`,
+    `| **profiled** | ${sums.map((byGroup) => `**${ms(sumOf(byGroup))}**`).join(' | ')} |`,
   ];
 }

@@ -40,13 +40,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -86,11 +80,10 @@ import {
   type ColdStartRow as Row,
 } from './coldstart-figures.ts';
 import {
-  addCharges,
-  type Charges,
-  chargeProfileFile,
+  addProfiledRun,
   chargesTable,
   groupsTable,
+  type ProfiledPhases,
 } from './coldstart-profile.ts';
 import { benchDatabase, forkTs, median, nextMessage } from './common.ts';
 import { writeResults } from './results.ts';
@@ -345,10 +338,7 @@ interface Run {
 }
 
 /** With --profile: each subject's pooled runs' CPU, by phase and charge. */
-const profiled = new Map<
-  Subject,
-  { load: Charges; firstAnswer: Charges; runs: number }
->();
+const profiled = new Map<Subject, ProfiledPhases>();
 
 /**
  * One fresh process: spawned, loaded, invoked once, killed; with
@@ -375,25 +365,14 @@ async function run(subject: Subject, profile = false): Promise<Run> {
     };
   } finally {
     await lambda.stop();
-    // A process that died before its first answer wrote no profile of it;
-    // its failure is the row's.
-    const firstAnswer = join(profileDir ?? '', 'first-answer.cpuprofile');
-    if (profileDir !== undefined && existsSync(firstAnswer)) {
-      const bundle = join(subject.fn.dir, BUNDLE.file);
+    if (profileDir !== undefined) {
       const phases = profiled.get(subject) ?? {
         load: new Map(),
         firstAnswer: new Map(),
         runs: 0,
       };
       profiled.set(subject, phases);
-      phases.runs += 1;
-      addCharges(
-        phases.load,
-        chargeProfileFile(join(profileDir, 'load.cpuprofile'), bundle),
-      );
-      addCharges(phases.firstAnswer, chargeProfileFile(firstAnswer, bundle));
-    }
-    if (profileDir !== undefined) {
+      addProfiledRun(phases, profileDir, join(subject.fn.dir, BUNDLE.file));
       rmSync(profileDir, { recursive: true, force: true });
     }
   }

@@ -4,9 +4,13 @@
  * bundle's source map; samples with none of it go to Node's builtin or V8
  * by name.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  addProfiledRun,
   type CpuProfile,
   chargeOfSource,
   chargeProfile,
@@ -23,7 +27,7 @@ const BUNDLE = '/var/task/index.js';
  * shared/live/nats.ts, line 2 nats-core's; columns 0-9 of line 0 map to
  * nothing.
  */
-const map = new SourceMap({
+const MAP_PAYLOAD = {
   version: 3,
   file: 'index.js',
   sourceRoot: '',
@@ -35,7 +39,8 @@ const map = new SourceMap({
   ],
   names: [],
   mappings: 'UAAA;ACAA;ACAA',
-});
+};
+const map = new SourceMap(MAP_PAYLOAD);
 
 function frame(url: string, lineNumber = 0, columnNumber = 0, name = 'f') {
   return { functionName: name, url, lineNumber, columnNumber };
@@ -186,5 +191,50 @@ describe('the cold-start profile', () => {
     expect(table).toContain('| NATS client | 0.0 | 4.0 |');
     expect(table).toContain('| (idle) | 1.0 | 0.0 |');
     expect(table.at(-1)).toBe('| **profiled** | **6.0** | **5.0** |');
+  });
+
+  it("adds a run's two profiles, read through the map beside the bundle, and skips a run that never answered", () => {
+    // Prepare: a bundle's map, and the profiles of two runs, the second
+    // without a first answer (it died).
+    const dir = mkdtempSync(join(tmpdir(), 'coldstart-profile-'));
+    try {
+      const bundle = join(dir, 'index.js');
+      writeFileSync(`${bundle}.map`, JSON.stringify(MAP_PAYLOAD));
+      const oneSample = (line: number, us: number): CpuProfile => ({
+        nodes: [
+          { id: 1, callFrame: frame('', 0, 0, '(root)'), children: [2] },
+          { id: 2, callFrame: frame(`file://${bundle}`, line, 0) },
+        ],
+        samples: [2, 2],
+        timeDeltas: [0, us],
+      });
+      const answered = join(dir, 'answered');
+      const died = join(dir, 'died');
+      for (const run of [answered, died]) {
+        mkdirSync(run);
+        writeFileSync(
+          join(run, 'load.cpuprofile'),
+          JSON.stringify(oneSample(1, 300)),
+        );
+      }
+      writeFileSync(
+        join(answered, 'first-answer.cpuprofile'),
+        JSON.stringify(oneSample(2, 500)),
+      );
+      const phases = { load: new Map(), firstAnswer: new Map(), runs: 0 };
+
+      // Act
+      addProfiledRun(phases, answered, bundle);
+      addProfiledRun(phases, died, bundle);
+
+      // Assess
+      expect(phases.runs).toBe(1);
+      expect(Object.fromEntries(phases.load)).toEqual({ 'shared/live': 300 });
+      expect(Object.fromEntries(phases.firstAnswer)).toEqual({
+        '@nats-io/nats-core': 500,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
