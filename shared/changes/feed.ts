@@ -15,10 +15,7 @@ import {
   pageMeta,
   pagingOf,
 } from '../http/paging.ts';
-import {
-  CHANGES_DEFAULT_PER_PAGE,
-  type ChangeFeedParameters,
-} from './params.ts';
+import { CHANGES_PAGING, type ChangeFeedParameters } from './params.ts';
 
 /** Without `from`, the feed reads this far back from `to`. */
 const DEFAULT_WINDOW_MS = 7 * 24 * 3_600_000;
@@ -85,7 +82,7 @@ export function changeFeedQueryOf(
     source: q.source,
     from,
     to,
-    paging: pagingOf(q, CHANGES_DEFAULT_PER_PAGE),
+    paging: pagingOf(q, CHANGES_PAGING),
   };
 }
 

@@ -17,15 +17,17 @@ import {
   timeField,
   uuidField,
 } from '../http/fields.ts';
-import { pagingFields } from '../http/paging.ts';
+import { type PagingRule, pagingFields } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
 import * as z from '../zod.ts';
 
 const EVENT_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
 const SOURCE = /^[a-z][a-z0-9:_-]{0,63}$/;
 
-export const CHANGES_DEFAULT_PER_PAGE = 50;
-export const CHANGES_MAX_PER_PAGE = 200;
+export const CHANGES_PAGING: PagingRule = {
+  defaultPerPage: 50,
+  maxPerPage: 200,
+};
 
 const feedSchema = z.object({
   cluster_id: z.optional(uuidField('cluster_id')),
@@ -44,7 +46,7 @@ const feedSchema = z.object({
   ),
   from: z.optional(timeField('from')),
   to: z.optional(timeField('to')),
-  ...pagingFields(CHANGES_MAX_PER_PAGE),
+  ...pagingFields(CHANGES_PAGING),
 });
 
 /** The route table's query of the feed: every error is 400 bad_request. */

@@ -6,15 +6,22 @@
  */
 
 import { uuidField } from '../http/fields.ts';
-import { type Paging, pagingFields, pagingOf } from '../http/paging.ts';
+import {
+  type Paging,
+  type PagingRule,
+  pagingFields,
+  pagingOf,
+} from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
 import { searchText } from '../http/search.ts';
 import { CLUSTER_STATUSES } from '../patterns.ts';
 import * as z from '../zod.ts';
 import type { ClusterListFilter } from './repo.ts';
 
-export const CLUSTERS_DEFAULT_PER_PAGE = 20;
-export const CLUSTERS_MAX_PER_PAGE = 100;
+export const CLUSTERS_PAGING: PagingRule = {
+  defaultPerPage: 20,
+  maxPerPage: 100,
+};
 
 export interface ClusterListQuery {
   filter: ClusterListFilter;
@@ -35,7 +42,7 @@ const clusterListSchema = z.pipe(
     include: z.optional(
       z.literal('capacity', { error: 'include accepts only capacity' }),
     ),
-    ...pagingFields(CLUSTERS_MAX_PER_PAGE),
+    ...pagingFields(CLUSTERS_PAGING),
   }),
   z.transform(
     (query): ClusterListQuery => ({
@@ -46,7 +53,7 @@ const clusterListSchema = z.pipe(
         search: query.search,
       },
       includeCapacity: query.include === 'capacity',
-      paging: pagingOf(query, CLUSTERS_DEFAULT_PER_PAGE),
+      paging: pagingOf(query, CLUSTERS_PAGING),
     }),
   ),
 );

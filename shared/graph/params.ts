@@ -11,7 +11,12 @@
  * | limit     | nodes, 1-1000, default 200                              |
  */
 
-import { namespaceField, objectNameField, oneOfField } from '../http/fields.ts';
+import {
+  integerField,
+  namespaceField,
+  objectNameField,
+  oneOfField,
+} from '../http/fields.ts';
 import type { RouteQuery } from '../http/query.ts';
 import * as z from '../zod.ts';
 import { GRAPH_KINDS, GRAPH_ROOT_KINDS, type GraphRootKind } from './kinds.ts';
@@ -21,13 +26,6 @@ export const GRAPH_MAX_DEPTH = 3;
 export const GRAPH_DEFAULT_LIMIT = 200;
 export const GRAPH_MAX_LIMIT = 1000;
 
-const integerIn = (name: string, min: number, max: number) => {
-  const rule = `${name} must be an integer from ${min} to ${max}`;
-  return z
-    .pipe(z.string().check(z.regex(/^[0-9]{1,4}$/, rule)), z.transform(Number))
-    .check(z.refine((n) => n >= min && n <= max, rule));
-};
-
 export const graphQuery = {
   schema: z.pipe(
     z
@@ -35,8 +33,8 @@ export const graphQuery = {
         kind: oneOfField('kind', GRAPH_ROOT_KINDS),
         namespace: z.optional(namespaceField()),
         name: objectNameField('name'),
-        depth: z.optional(integerIn('depth', 1, GRAPH_MAX_DEPTH)),
-        limit: z.optional(integerIn('limit', 1, GRAPH_MAX_LIMIT)),
+        depth: z.optional(integerField('depth', 1, GRAPH_MAX_DEPTH)),
+        limit: z.optional(integerField('limit', 1, GRAPH_MAX_LIMIT)),
       })
       .check(
         z.superRefine((query, ctx) => {

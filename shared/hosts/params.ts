@@ -4,12 +4,12 @@
  * bad_request.
  */
 
-import { pagingFields, pagingOf } from '../http/paging.ts';
+import { withRule } from '../http/fields.ts';
+import { type PagingRule, pagingFields, pagingOf } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
 import * as z from '../zod.ts';
 
-export const HOSTS_DEFAULT_PER_PAGE = 20;
-export const HOSTS_MAX_PER_PAGE = 100;
+export const HOSTS_PAGING: PagingRule = { defaultPerPage: 20, maxPerPage: 100 };
 
 /**
  * `pql` is read as text here; its grammar is checked by the parser
@@ -18,12 +18,17 @@ export const HOSTS_MAX_PER_PAGE = 100;
 export const hostListQuery = {
   schema: z.pipe(
     z.object({
-      pql: z.optional(z.string()),
-      ...pagingFields(HOSTS_MAX_PER_PAGE),
+      pql: z.optional(
+        withRule(
+          z.string(),
+          'a PQL expression over host and `cluster.*` fields (docs/relations.md); checked after the access checks (400 invalid_pql)',
+        ),
+      ),
+      ...pagingFields(HOSTS_PAGING),
     }),
     z.transform((query) => ({
       pql: query.pql,
-      paging: pagingOf(query, HOSTS_DEFAULT_PER_PAGE),
+      paging: pagingOf(query, HOSTS_PAGING),
     })),
   ),
   unknownParam: 'bad_request',

@@ -28,11 +28,12 @@ interface Operation {
 function ruleOf(schema: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof schema.description === 'string') parts.push(schema.description);
-  if (Array.isArray(schema.enum)) {
+  if (typeof schema.description !== 'string' && Array.isArray(schema.enum)) {
     parts.push(
       `one of ${schema.enum.map((value) => `\`${value}\``).join(', ')}`,
     );
   }
+  if (schema.const !== undefined) parts.push(`only \`${schema.const}\``);
   if (schema.default !== undefined) parts.push(`default \`${schema.default}\``);
   return parts.join('; ');
 }

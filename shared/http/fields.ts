@@ -26,12 +26,29 @@ import {
 } from '../patterns.ts';
 import * as z from '../zod.ts';
 
+/**
+ * `field`, its rule said once more where a reader looks for it: the
+ * description of its JSON Schema, which the API reference (docs/api.md,
+ * docs/openapi.json) shows beside the parameter. The rule's text is the
+ * one its 400 says.
+ */
+export function withRule<T extends z.ZodMiniType>(field: T, rule: string): T {
+  z.globalRegistry.add(field, { description: rule });
+  return field;
+}
+
 /** A value matching `re`; the message says `name must be <rule>`. */
 export const patternField = (name: string, re: RegExp, rule: string) =>
-  z.string().check(z.refine((v) => re.test(v), `${name} must be ${rule}`));
+  withRule(
+    z.string().check(z.refine((v) => re.test(v), `${name} must be ${rule}`)),
+    rule,
+  );
 
 export const uuidField = (name: string) =>
-  z.string().check(z.refine(isUuid, `${name} must be a UUID`));
+  withRule(
+    z.string().check(z.refine(isUuid, `${name} must be a UUID`)),
+    'a UUID',
+  );
 
 /** A namespace (or container) name: a DNS-1123 label. */
 export const namespaceField = (name = 'namespace') =>
@@ -53,10 +70,15 @@ export const kindField = (name = 'kind') =>
 export const oneOfField = <const T extends string>(
   name: string,
   allowed: readonly T[],
-) =>
-  z.enum(allowed as readonly [T, ...T[]], {
-    error: `${name} must be one of ${allowed.join(', ')}`,
-  });
+) => {
+  const rule = `one of ${allowed.join(', ')}`;
+  return withRule(
+    z.enum(allowed as readonly [T, ...T[]], {
+      error: `${name} must be ${rule}`,
+    }),
+    rule,
+  );
+};
 
 /** `true` or `false`, as a boolean. */
 export const booleanField = (name: string) =>
@@ -71,16 +93,20 @@ export const booleanField = (name: string) =>
  */
 export const integerField = (name: string, min: number, max: number) => {
   const digits = new RegExp(`^[0-9]{1,${String(max).length}}$`);
-  return z.pipe(
-    z
-      .string()
-      .check(
-        z.refine(
-          (v) => digits.test(v) && Number(v) >= min && Number(v) <= max,
-          `${name} must be an integer from ${min} to ${max}`,
+  const rule = `an integer from ${min} to ${max}`;
+  return withRule(
+    z.pipe(
+      z
+        .string()
+        .check(
+          z.refine(
+            (v) => digits.test(v) && Number(v) >= min && Number(v) <= max,
+            `${name} must be ${rule}`,
+          ),
         ),
-      ),
-    z.transform(Number),
+      z.transform(Number),
+    ),
+    rule,
   );
 };
 
@@ -140,24 +166,28 @@ export function formatNanoTime(ns: bigint): string {
   return `${whole}${fraction === '' ? '' : `.${fraction}`}Z`;
 }
 
-const rfc3339Rule = (name: string) => `${name} must be an RFC 3339 time`;
+const RFC_3339_RULE = 'an RFC 3339 time';
+const rfc3339Rule = (name: string) => `${name} must be ${RFC_3339_RULE}`;
 
 /** An RFC 3339 time with an offset, as nanoseconds since the epoch. */
 export const nanoTimeField = (name: string) =>
-  z.pipe(
-    z.string(),
-    z.transform((v, ctx) => {
-      const ns = parseNanoTime(v);
-      if (ns === undefined) {
-        ctx.issues.push({
-          code: 'custom',
-          message: rfc3339Rule(name),
-          input: v,
-        });
-        return z.NEVER;
-      }
-      return ns;
-    }),
+  withRule(
+    z.pipe(
+      z.string(),
+      z.transform((v, ctx) => {
+        const ns = parseNanoTime(v);
+        if (ns === undefined) {
+          ctx.issues.push({
+            code: 'custom',
+            message: rfc3339Rule(name),
+            input: v,
+          });
+          return z.NEVER;
+        }
+        return ns;
+      }),
+    ),
+    RFC_3339_RULE,
   );
 
 /**
@@ -166,24 +196,29 @@ export const nanoTimeField = (name: string) =>
  * is hh:mm:59.999.
  */
 export const timeField = (name: string) =>
-  z.pipe(
-    z
-      .string()
-      .check(
-        z.refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name)),
-      ),
-    z.transform((v) => dateOfNanoTime(parseNanoTime(v) as bigint)),
+  withRule(
+    z.pipe(
+      z
+        .string()
+        .check(
+          z.refine((v) => parseNanoTime(v) !== undefined, rfc3339Rule(name)),
+        ),
+      z.transform((v) => dateOfNanoTime(parseNanoTime(v) as bigint)),
+    ),
+    RFC_3339_RULE,
   );
 
 /** `field`, with an empty value taken as the parameter's absence. */
 export function blankAsAbsent<T>(field: z.ZodMiniType<T, string>) {
-  return z.pipe(
+  const rule = z.globalRegistry.get(field)?.description;
+  const blank = z.pipe(
     z.pipe(
       z.string(),
       z.transform((v) => (v === '' ? undefined : v)),
     ),
     z.optional(field),
   );
+  return rule === undefined ? blank : withRule(blank, `${rule}; empty is none`);
 }
 
 /**
@@ -219,48 +254,51 @@ export function isLabelValue(value: string): boolean {
  * is no selector.
  */
 export const labelSelectorField = (name = 'labels') =>
-  z.pipe(
-    z.string(),
-    z.transform((raw, ctx): LabelSelector | undefined => {
-      if (raw === '') return undefined;
-      const selector: LabelSelector = {
-        equals: Object.create(null),
-        present: [],
-      };
-      const seen = new Set<string>();
-      const refuse = (position: number, rule: string) => {
-        ctx.issues.push({
-          code: 'custom',
-          message: `${name}: term ${position} ${rule}`,
-          input: raw,
-        });
-        return z.NEVER;
-      };
-      for (const [index, term] of raw.split(',').entries()) {
-        const equals = term.indexOf('=');
-        const key = equals === -1 ? term : term.slice(0, equals);
-        if (!isLabelKey(key)) {
-          return refuse(
-            index + 1,
-            'has no label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)',
-          );
+  withRule(
+    z.pipe(
+      z.string(),
+      z.transform((raw, ctx): LabelSelector | undefined => {
+        if (raw === '') return undefined;
+        const selector: LabelSelector = {
+          equals: Object.create(null),
+          present: [],
+        };
+        const seen = new Set<string>();
+        const refuse = (position: number, rule: string) => {
+          ctx.issues.push({
+            code: 'custom',
+            message: `${name}: term ${position} ${rule}`,
+            input: raw,
+          });
+          return z.NEVER;
+        };
+        for (const [index, term] of raw.split(',').entries()) {
+          const equals = term.indexOf('=');
+          const key = equals === -1 ? term : term.slice(0, equals);
+          if (!isLabelKey(key)) {
+            return refuse(
+              index + 1,
+              'has no label key ([prefix/]name, the name at most 63 letters, digits, -, _ or .)',
+            );
+          }
+          if (seen.has(key)) return refuse(index + 1, 'repeats a key');
+          seen.add(key);
+          if (equals === -1) {
+            selector.present.push(key);
+            continue;
+          }
+          if (!isLabelValue(term.slice(equals + 1))) {
+            return refuse(
+              index + 1,
+              'has no label value (at most 63 letters, digits, -, _ or .)',
+            );
+          }
+          selector.equals[key] = term.slice(equals + 1);
         }
-        if (seen.has(key)) return refuse(index + 1, 'repeats a key');
-        seen.add(key);
-        if (equals === -1) {
-          selector.present.push(key);
-          continue;
-        }
-        if (!isLabelValue(term.slice(equals + 1))) {
-          return refuse(
-            index + 1,
-            'has no label value (at most 63 letters, digits, -, _ or .)',
-          );
-        }
-        selector.equals[key] = term.slice(equals + 1);
-      }
-      return selector;
-    }),
+        return selector;
+      }),
+    ),
+    'comma-separated `key=value` (the label holds the value) or `key` (the label is present) terms; empty is none',
   );
 
 /** A sort: a key and its direction. */
@@ -274,31 +312,36 @@ export interface SortSpec {
 export function unknownSortKeyError(
   allowedKeys: readonly string[],
 ): InvalidParamError {
-  return new InvalidParamError(
-    `sort must be one of ${allowedKeys.join(', ')}, optionally prefixed with - for descending`,
-    { details: { param: 'sort', allowed: [...allowedKeys] } },
-  );
+  return new InvalidParamError(`sort must be ${sortRule(allowedKeys)}`, {
+    details: { param: 'sort', allowed: [...allowedKeys] },
+  });
 }
+
+const sortRule = (allowedKeys: readonly string[]) =>
+  `one of ${allowedKeys.join(', ')}, optionally prefixed with - for descending`;
 
 /**
  * sort: one key of `allowedKeys`, optionally prefixed with `-`; empty is
  * the list's usual order.
  */
 export function sortField(allowedKeys: readonly string[]) {
-  return z.pipe(
-    z.string(),
-    z.transform((raw, ctx): SortSpec | undefined => {
-      if (raw === '') return undefined;
-      const descending = raw.startsWith('-');
-      const key = descending ? raw.slice(1) : raw;
-      if (allowedKeys.includes(key)) return { key, descending };
-      ctx.issues.push({
-        code: 'custom',
-        message: unknownSortKeyError(allowedKeys).message,
-        params: { allowed: [...allowedKeys] },
-        input: raw,
-      });
-      return z.NEVER;
-    }),
+  return withRule(
+    z.pipe(
+      z.string(),
+      z.transform((raw, ctx): SortSpec | undefined => {
+        if (raw === '') return undefined;
+        const descending = raw.startsWith('-');
+        const key = descending ? raw.slice(1) : raw;
+        if (allowedKeys.includes(key)) return { key, descending };
+        ctx.issues.push({
+          code: 'custom',
+          message: unknownSortKeyError(allowedKeys).message,
+          params: { allowed: [...allowedKeys] },
+          input: raw,
+        });
+        return z.NEVER;
+      }),
+    ),
+    `${sortRule(allowedKeys)}; empty is the usual order`,
   );
 }

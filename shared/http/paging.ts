@@ -1,12 +1,22 @@
 /**
  * `page` and `per_page` for every paged list: positive integers, `page`
- * defaulting to 1 (at most MAX_PAGE), `per_page` to the route's default; a
- * `per_page` above the route's maximum is clamped to it (the clusters
- * list's rule), not refused. An empty value is the default.
+ * defaulting to 1 (at most MAX_PAGE), `per_page` to the list's default; a
+ * `per_page` above the list's maximum is clamped to it (the clusters
+ * list's rule), not refused. An empty value is the default. A list's
+ * default and maximum are one PagingRule, which both its fields (and so
+ * the API reference) and pagingOf read.
  * The meta every paged list returns is `{total, page, per_page}` with the
  * per_page actually used.
  */
+
 import * as z from '../zod.ts';
+import { withRule } from './fields.ts';
+
+/** A paged list's `per_page`: its default and its maximum. */
+export interface PagingRule {
+  defaultPerPage: number;
+  maxPerPage: number;
+}
 
 export interface Paging {
   page: number;
@@ -41,33 +51,39 @@ const positiveInt = (name: string) =>
 
 /**
  * zod fields for a paged list; spread them into the route's query schema.
- * A per_page above `maxPerPage`, however large, is clamped to it.
+ * A per_page above the rule's maximum, however large, is clamped to it.
  */
-export function pagingFields(maxPerPage: number) {
+export function pagingFields({ defaultPerPage, maxPerPage }: PagingRule) {
   return {
     page: z.optional(
-      positiveInt('page').check(
-        z.refine(
-          (n) => n === undefined || n <= MAX_PAGE,
-          `page must be at most ${MAX_PAGE}`,
+      withRule(
+        positiveInt('page').check(
+          z.refine(
+            (n) => n === undefined || n <= MAX_PAGE,
+            `page must be at most ${MAX_PAGE}`,
+          ),
         ),
+        `a positive integer, at most ${MAX_PAGE}; 1 when absent or empty`,
       ),
     ),
     per_page: z.optional(
-      z.pipe(
-        positiveInt('per_page'),
-        z.transform((n) =>
-          n === undefined ? undefined : Math.min(n, maxPerPage),
+      withRule(
+        z.pipe(
+          positiveInt('per_page'),
+          z.transform((n) =>
+            n === undefined ? undefined : Math.min(n, maxPerPage),
+          ),
         ),
+        `a positive integer; above ${maxPerPage} reads as ${maxPerPage} (meta.per_page says so); ${defaultPerPage} when absent or empty`,
       ),
     ),
   } as const;
 }
 
-/** The paging a parsed query asks for, defaults applied. */
+/** The paging a parsed query asks for, the rule's defaults applied. */
 export function pagingOf(
   query: { page?: number | undefined; per_page?: number | undefined },
-  defaultPerPage: number,
+  { defaultPerPage }: PagingRule,
 ): Paging {
   return { page: query.page ?? 1, perPage: query.per_page ?? defaultPerPage };
 }

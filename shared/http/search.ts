@@ -9,6 +9,7 @@
  * list's `search` (searchText).
  */
 import * as z from '../zod.ts';
+import { withRule } from './fields.ts';
 
 /** The longest search text, in characters (code points) after trimming. */
 export const SEARCH_MAX_LENGTH = 100;
@@ -57,19 +58,22 @@ export const searchText = (
   name: string,
   options: { withReason?: boolean } = {},
 ) =>
-  z.pipe(
-    z.string(),
-    z.transform((value, ctx) => {
-      const checked = checkSearchText(name, value);
-      if ('term' in checked) return checked.term;
-      ctx.issues.push({
-        code: 'custom',
-        message: checked.message,
-        input: value,
-        ...(options.withReason && { params: { reason: checked.problem } }),
-      });
-      return z.NEVER;
-    }),
+  withRule(
+    z.pipe(
+      z.string(),
+      z.transform((value, ctx) => {
+        const checked = checkSearchText(name, value);
+        if ('term' in checked) return checked.term;
+        ctx.issues.push({
+          code: 'custom',
+          message: checked.message,
+          input: value,
+          ...(options.withReason && { params: { reason: checked.problem } }),
+        });
+        return z.NEVER;
+      }),
+    ),
+    `text found anywhere in the name, case ignored, \`%\` and \`_\` as themselves; at most ${SEARCH_MAX_LENGTH} characters once trimmed, no control character; empty is none`,
   );
 
 /** `%text%` with LIKE's wildcards and escape character escaped. */

@@ -28,6 +28,7 @@ import {
 import {
   offsetOf,
   type Paging as PageRequest,
+  type PagingRule,
   pagingFields,
   pagingOf,
 } from '../http/paging.ts';
@@ -54,18 +55,17 @@ export interface SortKey {
   readonly inverted?: boolean;
 }
 
-export const DEFAULT_PER_PAGE = 50;
 /**
- * per_page above this is clamped to it (as List Clusters clamps its own
- * maximum) and the clamped value is echoed in meta.per_page.
+ * per_page: 50 unless asked; above 500 it is clamped (as List Clusters
+ * clamps its own maximum) and the clamped value is echoed in meta.per_page.
  */
-export const MAX_PER_PAGE = 500;
+const LIST_PAGING: PagingRule = { defaultPerPage: 50, maxPerPage: 500 };
 
 /** The lists' q and sort: their errors are 400 invalid_param. */
 const SEARCH_AND_SORT = ['q', 'sort'] as const;
 
 /** page (default 1, at most MAX_PAGE) and per_page (default 50, clamped). */
-const listPagingFields = pagingFields(MAX_PER_PAGE);
+const listPagingFields = pagingFields(LIST_PAGING);
 
 export interface Paging extends PageRequest {
   offset: number;
@@ -76,7 +76,7 @@ function listPagingOf(query: {
   page?: number | undefined;
   per_page?: number | undefined;
 }): Paging {
-  const paging = pagingOf(query, DEFAULT_PER_PAGE);
+  const paging = pagingOf(query, LIST_PAGING);
   return { ...paging, offset: offsetOf(paging) };
 }
 

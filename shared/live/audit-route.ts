@@ -5,7 +5,8 @@
  */
 import type { RouteFunction } from '../http/api-handler.ts';
 import { pagingOf } from '../http/paging.ts';
-import { AUDIT_DEFAULT_PER_PAGE, listAudit } from './audit.ts';
+import { listAudit } from './audit.ts';
+import { AUDIT_PAGING } from './params.ts';
 
 /** GET /api/v1/audit/live-reads within the caller's audit:read scope. */
 export const listLiveReadAudit: RouteFunction<'list-live-read-audit'> = async ({
@@ -23,7 +24,7 @@ export const listLiveReadAudit: RouteFunction<'list-live-read-audit'> = async ({
       from: query.from,
       to: query.to,
     },
-    pagingOf(query, AUDIT_DEFAULT_PER_PAGE),
+    pagingOf(query, AUDIT_PAGING),
   );
   return { data: page.items, meta: page.meta };
 };

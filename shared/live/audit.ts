@@ -203,8 +203,7 @@ export async function finishAudit(
 
 // ------------------------------------------------------------- the list
 
-// Its parameters: params.ts's auditListQuery.
-export const AUDIT_DEFAULT_PER_PAGE = 50;
+// Its parameters: params.ts's auditListQuery (AUDIT_PAGING).
 
 const ITEM_JSON = jsonObject([
   ['id', 'a.id::text'],

@@ -21,13 +21,15 @@
  */
 
 import {
+  integerField,
   namespaceField,
   objectNameField,
   oneOfField,
   timeField,
   uuidField,
+  withRule,
 } from '../http/fields.ts';
-import { pagingFields } from '../http/paging.ts';
+import { type PagingRule, pagingFields } from '../http/paging.ts';
 import type { RouteQuery } from '../http/query.ts';
 import * as z from '../zod.ts';
 import type { LiveRoute } from './gates.ts';
@@ -51,23 +53,12 @@ const objectQuery = (kinds: readonly string[]) => ({
 export const manifestQuery = objectQuery(MANIFEST_KINDS) satisfies RouteQuery;
 export const revisionsQuery = objectQuery(REVISION_KINDS) satisfies RouteQuery;
 
-const TAIL_RULE = `tail must be an integer from ${LOG_TAIL_MIN} to ${LOG_TAIL_MAX}`;
-
 export const logsQuery = {
   schema: z.object({
     namespace: namespaceField(),
     pod: objectNameField('pod'),
     container: z.optional(namespaceField('container')),
-    tail: z.optional(
-      z
-        .pipe(
-          z.string().check(z.regex(/^[0-9]{1,3}$/, TAIL_RULE)),
-          z.transform(Number),
-        )
-        .check(
-          z.refine((n) => n >= LOG_TAIL_MIN && n <= LOG_TAIL_MAX, TAIL_RULE),
-        ),
-    ),
+    tail: z.optional(integerField('tail', LOG_TAIL_MIN, LOG_TAIL_MAX)),
     previous: z.optional(
       z.pipe(
         oneOfField('previous', ['true', 'false']),
@@ -89,15 +80,21 @@ export function tailOf(query: LogsQuery): number {
   return query.tail ?? LOG_TAIL_DEFAULT;
 }
 
+/** The audit trail's pages. */
+export const AUDIT_PAGING: PagingRule = { defaultPerPage: 50, maxPerPage: 200 };
+
 /** GET /api/v1/audit/live-reads's parameters. */
 export const auditListQuery = {
   schema: z.object({
-    ...pagingFields(200),
+    ...pagingFields(AUDIT_PAGING),
     /** An email (case ignored) or a JWT subject. */
     user: z.optional(
-      z
-        .string()
-        .check(z.minLength(1, 'user must not be empty'), z.maxLength(320)),
+      withRule(
+        z
+          .string()
+          .check(z.minLength(1, 'user must not be empty'), z.maxLength(320)),
+        'an email (case ignored) or a JWT subject, at most 320 characters',
+      ),
     ),
     cluster_id: z.optional(uuidField('cluster_id')),
     route: z.optional(

@@ -64,6 +64,42 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('says the rule of every query parameter, as its 400 says it', async () => {
+    // Act
+    const document = await openApiDocument();
+    const undocumented = table.flatMap((route) =>
+      (operationOf(document, route)?.parameters ?? [])
+        .filter((parameter) => parameter.in === 'query')
+        .filter((parameter) => {
+          const schema = (parameter as { schema?: Record<string, unknown> })
+            .schema;
+          return (
+            typeof schema?.description !== 'string' &&
+            schema?.enum === undefined &&
+            schema?.const === undefined
+          );
+        })
+        .map((parameter) => `${route.name}: ${parameter.name}`),
+    );
+
+    // Assess
+    expect(undocumented).toEqual([]);
+    const pods = operationOf(
+      document,
+      table.find((route) => route.name === 'list-pods') as ResolvedRoute,
+    ) as unknown as {
+      parameters: { name: string; schema: { description?: string } }[];
+    };
+    const rules = Object.fromEntries(
+      pods.parameters.map((p) => [p.name, p.schema.description]),
+    );
+    expect(rules.sort).toContain('one of name, namespace, phase');
+    expect(rules.per_page).toBe(
+      'a positive integer; above 500 reads as 500 (meta.per_page says so); 50 when absent or empty',
+    );
+    expect(rules.namespace).toBe('a DNS-1123 label; empty is none');
+  });
+
   it('is a valid OpenAPI 3.1 document', async () => {
     // Prepare
     const validator = new Validator();
