@@ -9,6 +9,13 @@
  * runs to the first `/`, `?` or `#`; in git's scp-like form
  * (`git@host:org/repo.git`) it is the part before the first `:`. An `@` in
  * a path (`https://host/org/repo@v1`) is not userinfo.
+ *
+ * Both are read as a URL parser reads them: leading and trailing spaces and
+ * control characters, and tabs and newlines anywhere, do not count (WHATWG
+ * URL drops them), so ` https://user:token@host/x` is not a way past the
+ * check. And what the WHATWG parser itself takes for userinfo counts too
+ * (`https:user:token@host/x` is `https://user:token@host/x` to it): a
+ * repo_url either reading finds credentials in carries credentials.
  */
 
 const WITH_SCHEME = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is;
@@ -44,18 +51,36 @@ function split(
   return undefined;
 }
 
+/** The URL as a WHATWG parser reads it (see the module's comment). */
+function asParsed(url: string): string {
+  const inner = url.replace(/[\t\n\r]/g, '');
+  let start = 0;
+  let end = inner.length;
+  while (start < end && inner.charCodeAt(start) <= 0x20) start++;
+  while (end > start && inner.charCodeAt(end - 1) <= 0x20) end--;
+  return inner.slice(start, end);
+}
+
+/** Whether the WHATWG URL parser finds a user name or password in `url`. */
+function parserFindsUserinfo(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
+  return parsed.username !== '' || parsed.password !== '';
+}
+
 /** True when the URL carries a user name or password. */
 export function repoUrlHasUserinfo(url: string): boolean {
-  return split(url) !== undefined;
+  return split(asParsed(url)) !== undefined || parserFindsUserinfo(url);
 }
 
 /**
- * The URL with its userinfo removed, or undefined when what is left would
- * still carry one (then the caller sends nothing for it: fail closed).
+ * The URL (as a parser reads it) with its userinfo removed, or undefined
+ * when what is left would still carry one (then the caller sends nothing
+ * for it: fail closed).
  */
 export function stripRepoUrlUserinfo(url: string): string | undefined {
-  const parts = split(url);
-  if (parts === undefined) return url;
-  const stripped = parts.before + parts.after;
+  const plain = asParsed(url);
+  const parts = split(plain);
+  const stripped = parts === undefined ? plain : parts.before + parts.after;
   return repoUrlHasUserinfo(stripped) ? undefined : stripped;
 }

@@ -187,8 +187,14 @@ describe('parseInventory (v1.1 additions)', () => {
     'https://deploy:ghp_secret@github.com/acme/deploy.git',
     'ssh://git@github.com/acme/deploy.git',
     'git@github.com:acme/deploy.git',
+    // What a URL parser reads past: leading space or tab, a newline inside,
+    // no slashes after a special scheme.
+    ' https://deploy:ghp_secret@github.com/acme/deploy.git',
+    '\thttps://deploy:ghp_secret@github.com/acme/deploy.git',
+    'https://deploy:ghp_sec\nret@github.com/acme/deploy.git',
+    'https:deploy:ghp_secret@github.com/acme/deploy.git',
   ])(
-    'refuses a repo_url that still carries userinfo (%s), naming the field',
+    'refuses a repo_url that still carries userinfo (%j), naming the field',
     (url) => {
       // Prepare
       const input = message();
@@ -217,7 +223,10 @@ describe('stripRepoUrlUserinfo', () => {
     ['https://github.com/a/b@v1', 'https://github.com/a/b@v1'],
     ['oci://registry.example/charts', 'oci://registry.example/charts'],
     ['https://charts.example', 'https://charts.example'],
-  ])('turns %s into %s, which carries no userinfo', (url, stripped) => {
+    [' https://u:p@github.com/a/b.git\n', 'https://github.com/a/b.git'],
+    ['\tgit@github.com:a/b.git', 'github.com:a/b.git'],
+    ['https://u:p@git\thub.com/a', 'https://github.com/a'],
+  ])('turns %j into %j, which carries no userinfo', (url, stripped) => {
     // Act
     const out = stripRepoUrlUserinfo(url);
 
@@ -230,5 +239,13 @@ describe('stripRepoUrlUserinfo', () => {
     expect(repoUrlHasUserinfo('https://x:y@h/p')).toBe(true);
     expect(repoUrlHasUserinfo('https://h/p@v1')).toBe(false);
     expect(repoUrlHasUserinfo('/local/path@x')).toBe(false);
+  });
+
+  it('sends nothing for a URL whose userinfo only the URL parser finds', () => {
+    // WHATWG reads `https:u:p@h/x` as https://u:p@h/x; git's scp-like form
+    // reads no userinfo in it. Fail closed: no repo_url rather than a token.
+    expect(stripRepoUrlUserinfo('https:u:ghp_secret@github.com/a')).toBe(
+      undefined,
+    );
   });
 });
