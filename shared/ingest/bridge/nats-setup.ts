@@ -34,6 +34,15 @@ import {
  * agent could (wire contract, Transport).
  */
 export const STREAM_SUBJECTS = ['proxima.*.*.*.*'];
+/**
+ * How long a stream the bridge owns keeps a message, forwarded or not: an
+ * acknowledgement does not remove a message from a limits stream, so
+ * without an age every inventory ever published stayed on disk (a large
+ * cluster every 5 minutes, ~345 MB a day). A day covers a bridge stopped
+ * overnight; an inventory older than that has been superseded by the ones
+ * its agent sent since.
+ */
+export const OWNED_STREAM_MAX_AGE_MS = 24 * 3_600_000;
 /** A subject the stream must never capture (the live reads' requests). */
 const COMMAND_SUBJECT_PROBE = 'proxima.system.commands.probe';
 /**
@@ -188,20 +197,31 @@ async function ensureStream(
     }
     const info = await jsm.streams.add({
       name: stream,
-      subjects: STREAM_SUBJECTS,
       storage: StorageType.File,
+      ...OWNED_STREAM_LIMITS,
     });
-    logger.info('stream created', { stream, subjects: STREAM_SUBJECTS });
+    logger.info('stream created', {
+      stream,
+      subjects: STREAM_SUBJECTS,
+      maxAgeMs: OWNED_STREAM_MAX_AGE_MS,
+    });
     return info;
   }
 }
 
+/** What a stream the bridge owns is created with, and brought to. */
+const OWNED_STREAM_LIMITS = {
+  subjects: STREAM_SUBJECTS,
+  max_age: nanos(OWNED_STREAM_MAX_AGE_MS),
+};
+
 /**
- * A stream the bridge owns (createStream) is brought to STREAM_SUBJECTS at
- * start, so a local stack created with the old `proxima.>` stops swallowing
- * live-read requests. A platform's stream is never changed; one that
- * captures the command subjects is logged at ERROR, since every live read
- * would then be answered by JetStream instead of the agent.
+ * A stream the bridge owns (createStream) is brought to STREAM_SUBJECTS and
+ * its age limit at start, so a local stack created with the old `proxima.>`
+ * stops swallowing live-read requests, and one created without an age
+ * stops keeping every inventory. A platform's stream is never changed; one
+ * that captures the command subjects is logged at ERROR, since every live
+ * read would then be answered by JetStream instead of the agent.
  */
 async function checkStreamSubjects(
   jsm: JetStreamManager,
@@ -212,15 +232,17 @@ async function checkStreamSubjects(
   if (owned) {
     const same =
       subjects.length === STREAM_SUBJECTS.length &&
-      STREAM_SUBJECTS.every((subject) => subjects.includes(subject));
+      STREAM_SUBJECTS.every((subject) => subjects.includes(subject)) &&
+      info.config.max_age === OWNED_STREAM_LIMITS.max_age;
     if (same) return info;
-    const updated = await jsm.streams.update(info.config.name, {
-      subjects: STREAM_SUBJECTS,
-    });
-    logger.info('stream subjects updated', {
+    const updated = await jsm.streams.update(
+      info.config.name,
+      OWNED_STREAM_LIMITS,
+    );
+    logger.info('stream updated', {
       stream: info.config.name,
-      from: subjects,
-      to: STREAM_SUBJECTS,
+      from: { subjects, maxAgeMs: info.config.max_age / 1_000_000 },
+      to: { subjects: STREAM_SUBJECTS, maxAgeMs: OWNED_STREAM_MAX_AGE_MS },
     });
     return updated;
   }

@@ -1,7 +1,11 @@
 import { AckPolicy, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STREAM_SUBJECTS } from '../../../shared/ingest/bridge/index.ts';
-import { subjectMatches } from '../../../shared/ingest/bridge/nats-setup.ts';
+import {
+  OWNED_STREAM_MAX_AGE_MS,
+  subjectMatches,
+} from '../../../shared/ingest/bridge/nats-setup.ts';
 import { captureStdout } from '../sweeps/support.ts';
 import {
   inventoryBody,
@@ -39,9 +43,12 @@ describe('the EVENTS stream the bridge owns', {
     const jsm = await jetstreamManager(stack.nc);
     const info = await jsm.streams.info(STREAM);
     expect(info.config.subjects).toEqual(STREAM_SUBJECTS);
+    // An acknowledgement does not remove a message from a limits stream:
+    // only the age does.
+    expect(info.config.max_age).toBe(nanos(24 * 3_600_000));
   });
 
-  it('has an existing stream on proxima.> narrowed at start, and still takes inventories', async () => {
+  it('has an existing stream on proxima.> narrowed at start and given its age limit, and still takes inventories', async () => {
     // Prepare: the stream as earlier versions created it.
     stack = await startStack();
     const jsm = await jetstreamManager(stack.nc);
@@ -61,11 +68,31 @@ describe('the EVENTS stream the bridge owns', {
     // Assess
     const info = await jsm.streams.info(STREAM);
     expect(info.config.subjects).toEqual(['proxima.*.*.*.*']);
+    expect(info.config.max_age).toBe(nanos(OWNED_STREAM_MAX_AGE_MS));
     await expect(
       stack.nc.request(COMMAND_SUBJECT, '{}', { timeout: 2_000 }),
     ).rejects.toThrow(/no responders/i);
     const seq = await stack.publish(inventorySubject(), inventoryBody(1_000));
     expect(seq).toBeGreaterThan(1);
+  });
+
+  it('gives a stream it created before the age limit existed that limit', async () => {
+    // Prepare: the stream as the last version created it (kept for ever).
+    stack = await startStack();
+    const jsm = await jetstreamManager(stack.nc);
+    await jsm.streams.add({
+      name: STREAM,
+      subjects: STREAM_SUBJECTS,
+      storage: StorageType.File,
+    });
+
+    // Act
+    await stack.startBridge();
+
+    // Assess
+    const info = await jsm.streams.info(STREAM);
+    expect(info.config.max_age).toBe(nanos(OWNED_STREAM_MAX_AGE_MS));
+    expect(info.config.subjects).toEqual(STREAM_SUBJECTS);
   });
 
   it('leaves a stream it does not own as it is', async () => {
@@ -96,6 +123,7 @@ describe('the EVENTS stream the bridge owns', {
     // Assess
     const info = await jsm.streams.info(STREAM);
     expect(info.config.subjects).toEqual(['proxima.>']);
+    expect(info.config.max_age).toBe(0);
     const logged = output
       .json()
       .find((line) => line.level === 'ERROR' && line.stream === STREAM);
