@@ -103,6 +103,23 @@ export interface SnapshotOrder {
  * after running a day ahead stamps honest snapshots earlier than the stored
  * one (the reason for the clamp).
  */
+/**
+ * Whether `incoming` came through the stream after the snapshot `applied`
+ * (both sequences known). A snapshot not newer by its time but later in the
+ * stream was stamped by a clock that stepped back: it is not applied, yet
+ * its agent is reporting.
+ */
+export function isLaterInStream(
+  applied: { streamSeq: number | null } | undefined,
+  incoming: SnapshotOrder,
+): boolean {
+  return (
+    incoming.streamSeq !== undefined &&
+    applied?.streamSeq != null &&
+    incoming.streamSeq > applied.streamSeq
+  );
+}
+
 export function isNewerSnapshot(
   applied:
     | { at: Date | null; stamp: Date | null; streamSeq: number | null }

@@ -116,6 +116,9 @@ export class BatchOutOfTimeError extends Error {
 export const CLAMPED_MESSAGE =
   'kubernetes snapshot stamped in the future, clamped';
 
+export const CLOCK_STEPPED_BACK_MESSAGE =
+  'kubernetes snapshot stamped before the one applied, though later in the stream: the agent clock stepped back; skipped, the cluster kept connected';
+
 export const DUPLICATES_MESSAGE =
   'kubernetes snapshot carries one key more than once; the last row kept';
 
@@ -338,6 +341,13 @@ function report(
     const single = metrics.singleMetric();
     single.addDimension('kind', kind);
     single.addMetric(MetricName.duplicateRows, MetricUnit.Count, c.duplicates);
+  }
+  if (result.clockSteppedBack) {
+    logger.warn(CLOCK_STEPPED_BACK_MESSAGE, {
+      subject,
+      clusterId: result.clusterId,
+      snapshotAt: result.snapshotAt.toISOString(),
+    });
   }
   if (result.clamped) {
     logger.warn(CLAMPED_MESSAGE, {

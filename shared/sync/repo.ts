@@ -475,6 +475,23 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
  * snapshot's nodes when none was written: a round trip less), or none;
  * resolves to its counts.
  */
+/**
+ * A snapshot received but not applied because its agent's clock stepped
+ * back (sync.ts): its agent is reporting, so the stale sweep, which judges
+ * silence by last_received_at, leaves it connected.
+ */
+export async function markSnapshotReceived(
+  tx: Queryable,
+  clusterId: string,
+): Promise<void> {
+  await query(
+    tx,
+    `update clusters set last_received_at = now(), agent_status = 'connected'
+      where id = $1`,
+    [clusterId],
+  );
+}
+
 export async function updateClusterAndAsset(
   tx: Queryable,
   cluster: LockedCluster,

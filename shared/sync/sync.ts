@@ -18,7 +18,11 @@ import {
   type ReplacedPolicy,
   recordNetworkPolicyChanges,
 } from '../changes/network-policy-changes.ts';
-import { clampSnapshotTime, isNewerSnapshot } from '../changes/rules.ts';
+import {
+  clampSnapshotTime,
+  isLaterInStream,
+  isNewerSnapshot,
+} from '../changes/rules.ts';
 import {
   applyWorkloadFacts,
   type FactsStepResult,
@@ -57,6 +61,7 @@ import {
   listStoredRows,
   lockCluster,
   lockSubjectCluster,
+  markSnapshotReceived,
   type NodeLinkage,
   refreshRollups,
   repairLinks,
@@ -109,6 +114,11 @@ export interface SyncResult {
   snapshotAt: Date;
   /** True when the agent's clock was ahead and its stamp was clamped. */
   clamped: boolean;
+  /**
+   * Skipped, yet later in the stream than the snapshot applied: the
+   * agent's clock stepped back (isLaterInStream).
+   */
+  clockSteppedBack?: boolean;
   kinds: Partial<Record<KindKey, KindCounts>>;
   linkage: LinkageCounts;
   durationMs: number;
@@ -255,13 +265,20 @@ export async function syncInventory(
       };
       if (!isNewerSnapshot(applied, order)) {
         // Not newer: an older snapshot redelivered late, or a replay (an
-        // equal time). Nothing is written; its workloads are counted as
-        // skipped for change purposes. A malformed row still refuses it.
+        // equal time). Nothing of it is written; its workloads are counted
+        // as skipped for change purposes. A malformed row still refuses it.
         incoming.validateRest();
         const workloads = incoming.rows('workloads') ?? [];
+        // Later in the stream though stamped earlier: the agent's clock
+        // stepped back (its pod moved to a node whose clock is behind). Its
+        // inventory waits until its stamps pass the applied one, but the
+        // agent is reporting, so the stale sweep must not call it silent.
+        const clockSteppedBack = isLaterInStream(applied, order);
+        if (clockSteppedBack) await markSnapshotReceived(tx, cluster.id);
         return {
           ...base,
           outcome: 'skipped_not_newer' as const,
+          clockSteppedBack,
           kinds: {},
           linkage: { linked: 0, unlinked: 0 },
           facts: {

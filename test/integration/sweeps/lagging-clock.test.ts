@@ -132,6 +132,91 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     expect(response.body.data.lines).toHaveLength(1);
   });
 
+  it('stays connected when its clock steps back: a snapshot later in the stream but stamped before the applied one is skipped, yet counts as received; a replay does not', async () => {
+    // Prepare: a snapshot applied (stream sequence 10) that arrived 16
+    // minutes ago, then the agent's pod moves to a node whose clock is 20
+    // minutes behind.
+    const agentId = randomUUID();
+    const subject = {
+      clientSlug: tenant.clientSlug,
+      envSlug: tenant.envSlug,
+      agentId,
+    };
+    const snapshot = (stampedAt: Date) =>
+      generateInventory({
+        seed: agentId,
+        agentId,
+        clusterName: `step-${agentId.slice(0, 8)}`,
+        timestamp: stampedAt.toISOString(),
+      });
+    const sync = database.as('sync').db;
+    const appliedAt = new Date(Date.now() - MINUTE);
+    const { clusterId } = await syncInventory(
+      sync,
+      subject,
+      snapshot(appliedAt),
+      {
+        streamSeq: 10,
+      },
+    );
+    responders.push(
+      await startResponder(nats.url, agentId, (request) => ({
+        ok: true,
+        agent_version: 'v0.8.2',
+        observed_at: new Date().toISOString(),
+        result: {
+          pod: request.query === 'logs' ? request.pod : '',
+          container: null,
+          previous: false,
+          lines: ['2026-10-01T12:00:00Z ready'],
+          truncated: false,
+          timestamps: true,
+        },
+      })),
+    );
+    const silentFor16Minutes = () =>
+      query(
+        database.db,
+        `update clusters set last_received_at = now() - interval '16 minutes'
+          where id = $1`,
+        [clusterId],
+      );
+    await silentFor16Minutes();
+
+    // Act: the next snapshot, later in the stream, stamped 20 minutes back
+    const steppedBack = await syncInventory(
+      sync,
+      subject,
+      snapshot(new Date(Date.now() - 20 * MINUTE)),
+      { streamSeq: 11 },
+    );
+    const sweptAfterIt = await sweep();
+    const served = await liveLogs(clusterId);
+
+    // Act: the applied message redelivered (not later in the stream)
+    await silentFor16Minutes();
+    const replayed = await syncInventory(sync, subject, snapshot(appliedAt), {
+      streamSeq: 10,
+    });
+    const sweptAfterReplay = await sweep();
+
+    // Assess
+    expect(steppedBack.outcome).toBe('skipped_not_newer');
+    expect(steppedBack.clockSteppedBack).toBe(true);
+    expect(sweptAfterIt.clusterIds).not.toContain(clusterId);
+    expect(served.status).toBe(200);
+    const row = await queryOne<{ last_seen_at: Date }>(
+      database.db,
+      'select last_seen_at from clusters where id = $1',
+      [clusterId],
+    );
+    // Its inventory is the applied one until its stamps pass it.
+    expect(row.last_seen_at).toEqual(appliedAt);
+    expect(replayed.outcome).toBe('skipped_not_newer');
+    expect(replayed.clockSteppedBack).toBe(false);
+    expect(sweptAfterReplay.clusterIds).toContain(clusterId);
+  });
+
   it('is marked disconnected once nothing was received for the threshold, and its live reads are refused as agent_offline', async () => {
     // Prepare: the same agent, 16 minutes after its last snapshot arrived.
     const { clusterId, stamped } = await syncLagging(20);

@@ -3,6 +3,7 @@ import {
   clampSnapshotTime,
   decideFactsAction,
   type FactsAction,
+  isLaterInStream,
   isNewerSnapshot,
   type StoredFacts,
 } from '../../../shared/changes/rules.ts';
@@ -256,5 +257,19 @@ describe('isNewerSnapshot', () => {
   ])('$rule', ({ before, incoming, newer }) => {
     // Act & Assess
     expect(isNewerSnapshot(before, incoming)).toBe(newer);
+  });
+
+  it('tells a clock that stepped back (later in the stream, stamped earlier) from a replay and a late delivery', () => {
+    // Prepare
+    const before = applied(snapshot(20, 20, 10));
+    const steppedBack = snapshot(0, 25, 11);
+
+    // Act & Assess
+    expect(isNewerSnapshot(before, steppedBack)).toBe(false);
+    expect(isLaterInStream(before, steppedBack)).toBe(true);
+    expect(isLaterInStream(before, snapshot(20, 25, 10))).toBe(false);
+    expect(isLaterInStream(before, snapshot(15, 25, 9))).toBe(false);
+    expect(isLaterInStream(before, snapshot(0, 25, undefined))).toBe(false);
+    expect(isLaterInStream(undefined, steppedBack)).toBe(false);
   });
 });
