@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -28,6 +28,7 @@ import {
   type Inventory,
   parseInventory,
 } from '../../../shared/wire/inventory.ts';
+import { agentPod, cannotRunAsPod } from '../../helpers/agent-pod.ts';
 import {
   type FakeKube,
   type FakeKubeOptions,
@@ -587,17 +588,26 @@ describe('the cluster agent', () => {
     expect(run.stderr).toContain('agent --once failed');
   });
 
-  it('--once publishes over TLS to a server a private authority signed, logged in by NATS_CREDS and trusting NATS_CA, as the manifest mounts them', {
+  it('--once publishes over TLS to a server a private authority signed, logged in by NATS_CREDS and trusting NATS_CA, as the Deployment runs it: its Secret laid out by the kubelet, read as its runAsUser', {
     timeout: 120_000,
-  }, async () => {
-    // Prepare: production's shape of server, and the files the agent's
-    // Secret mounts (infra/agent/deployment.yaml).
+  }, async ({ skip }) => {
+    const cannot = cannotRunAsPod();
+    if (cannot) skip(cannot);
+    // Prepare: production's shape of server, and the agent's pod as
+    // infra/agent/deployment.yaml makes it (test/helpers/agent-pod.ts): the
+    // Secret's files owned by root, group and mode from the manifest, the
+    // bundled agent run as its runAsUser with fsGroup as a supplementary group.
     const server = await startNatsServer({ creds: true, tls: true });
+    const pod = await agentPod({
+      secrets: {
+        'proxima-agent-nats': {
+          'nats.creds': (await server.userCreds('agent'))!,
+          'ca.crt': server.ca!.pem,
+        },
+      },
+      kubeconfig: kube.kubeConfig.exportConfig(),
+    });
     try {
-      const credsFile = join(dir, 'tls-agent.creds');
-      await writeFile(credsFile, (await server.userCreds('agent'))!, {
-        mode: 0o600,
-      });
       const reader = await connectNats({
         url: server.url,
         creds: (await server.userCreds('reader'))!,
@@ -610,21 +620,31 @@ describe('the cluster agent', () => {
         subjects: ['proxima.*.*.*.*'],
       });
       const agentId = randomUUID();
-      const env = {
-        KUBECONFIG: kubeconfigPath,
+      // The ConfigMap proxima-agent as infra/agent/README.md creates it.
+      const settings = {
         NATS_URL: server.url,
-        NATS_CREDS: credsFile,
         PROXIMA_CLIENT: world.tenant.clientSlug,
         PROXIMA_ENVIRONMENT: world.tenant.envSlug,
         PROXIMA_AGENT_ID: agentId,
       };
+      const creds = await stat(
+        join(pod.mounts['/etc/proxima/nats']!, 'nats.creds'),
+      );
 
       // Act
-      const trusting = await runOnceProcess({
-        ...env,
-        NATS_CA: server.ca!.file,
+      const trusting = await pod.run(['--once'], {
+        configMaps: {
+          'proxima-agent': {
+            ...settings,
+            NATS_CA: '/etc/proxima/nats/ca.crt',
+          },
+        },
+        env: { LOG_LEVEL: 'WARN' },
       });
-      const untrusting = await runOnceProcess(env);
+      const untrusting = await pod.run(['--once'], {
+        configMaps: { 'proxima-agent': settings },
+        env: { LOG_LEVEL: 'WARN' },
+      });
 
       // Assess
       expect(trusting).toEqual({ code: 0, stderr: '' });
@@ -636,8 +656,13 @@ describe('the cluster agent', () => {
       expect(untrusting.stderr).toMatch(
         /unable to (verify the first certificate|get local issuer certificate)/i,
       );
+      // Readable through the pod's group, by no one else, the owner root.
+      expect(creds.uid).toBe(0);
+      expect(pod.user.groups).toContain(creds.gid);
+      expect(creds.mode & 0o7777).toBe(0o440);
       await reader.close();
     } finally {
+      await pod.remove();
       await server.stop();
     }
   });
