@@ -3,11 +3,19 @@
  * states and the source's location only. Helm values, `valuesObject`,
  * parameters, plugin env, kustomize patches and annotations are never read.
  * A repo URL whose userinfo cannot be removed leaves the app out (fail
- * closed).
+ * closed). An Application is a CRD's object: every string but its name,
+ * namespace and labels is unvalidated, so each is made storable (k8s.ts).
  */
 import type { ArgocdApplication } from '../wire/inventory.ts';
 import { stripRepoUrlUserinfo } from '../wire/repo-url.ts';
-import { array, type K8sObject, nonEmpty, str, stringMap } from './k8s.ts';
+import {
+  array,
+  freeText,
+  type K8sObject,
+  nonEmptyFreeText,
+  str,
+  stringMap,
+} from './k8s.ts';
 
 export function argocdApplicationRow(
   o: K8sObject,
@@ -15,7 +23,7 @@ export function argocdApplicationRow(
   const spec = o.spec ?? {};
   const status = o.status ?? {};
   const source = spec.source ?? array(spec.sources)[0] ?? {};
-  const written = nonEmpty(source.repoURL);
+  const written = nonEmptyFreeText(source.repoURL);
   const repoUrl = written === null ? null : stripRepoUrlUserinfo(written);
   if (repoUrl === undefined) return undefined;
   const operation = status.operationState;
@@ -26,37 +34,38 @@ export function argocdApplicationRow(
     uid: str(o.metadata.uid),
     labels: stringMap(o.metadata.labels),
     created_at: str(o.metadata.creationTimestamp),
-    project: str(spec.project),
+    project: freeText(spec.project),
     destination: {
-      server: nonEmpty(spec.destination?.server),
-      name: nonEmpty(spec.destination?.name),
-      namespace: nonEmpty(spec.destination?.namespace),
+      server: nonEmptyFreeText(spec.destination?.server),
+      name: nonEmptyFreeText(spec.destination?.name),
+      namespace: nonEmptyFreeText(spec.destination?.namespace),
     },
     source: {
       repo_url: repoUrl,
-      path: nonEmpty(source.path),
-      chart: nonEmpty(source.chart),
-      target_revision: nonEmpty(source.targetRevision),
+      path: nonEmptyFreeText(source.path),
+      chart: nonEmptyFreeText(source.chart),
+      target_revision: nonEmptyFreeText(source.targetRevision),
     },
-    sync_status: str(status.sync?.status),
-    health_status: str(status.health?.status),
+    sync_status: freeText(status.sync?.status),
+    health_status: freeText(status.health?.status),
     revision:
-      str(status.sync?.revision) ?? str(array(status.sync?.revisions)[0]),
+      freeText(status.sync?.revision) ??
+      freeText(array(status.sync?.revisions)[0]),
     operation: operation
       ? {
-          phase: str(operation.phase),
+          phase: freeText(operation.phase),
           started_at: str(operation.startedAt),
           finished_at: str(operation.finishedAt),
           initiated_by:
-            nonEmpty(initiatedBy?.username) ??
+            nonEmptyFreeText(initiatedBy?.username) ??
             (initiatedBy?.automated === true ? 'automated' : null),
         }
       : null,
     resources: array(status.resources).map((r) => ({
-      group: nonEmpty(r?.group),
-      kind: str(r?.kind),
-      namespace: nonEmpty(r?.namespace),
-      name: str(r?.name),
+      group: nonEmptyFreeText(r?.group),
+      kind: freeText(r?.kind),
+      namespace: nonEmptyFreeText(r?.namespace),
+      name: freeText(r?.name),
     })),
   };
 }

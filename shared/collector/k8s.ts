@@ -16,6 +16,62 @@ export const str = (v: unknown): string | null =>
 export const nonEmpty = (v: unknown): string | null =>
   typeof v === 'string' && v !== '' ? v : null;
 
+// ------------------------------------------------------------- free text
+
+/** A surrogate code unit, paired or not: storableText's fast path. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** ES2024's String methods (Node 20 has them; the project's lib is ES2023). */
+type WellFormedString = string & { toWellFormed(): string };
+
+/**
+ * Text from the cluster as the backend can store it. The backend refuses a
+ * whole inventory over one string that holds a NUL (PostgreSQL text cannot)
+ * or a lone surrogate (not Unicode), and must (wire/storable-text.ts), so
+ * the agent must never send one. Kubernetes validates names, namespaces,
+ * labels and annotation keys, not free text: an event's or a condition's
+ * message, a reason, an image, an owner reference's name, an annotation's
+ * value or anything a CRD holds may carry a NUL (an exec probe that prints
+ * /proc/<pid>/cmdline puts one between every argument). Every such field
+ * the collector sends passes through here, or through `cut`.
+ *
+ * Each NUL and each lone surrogate becomes U+FFFD, the replacement
+ * character, rather than being dropped: where something was stays visible
+ * (`1\0/usr/bin/app` reads `1\uFFFD/usr/bin/app`, not `1/usr/bin/app`), the
+ * length stays the same, a non-empty value never becomes empty, and it is
+ * what `toWellFormed` does with a lone surrogate, so one rule covers both.
+ * Text that is already storable (almost all) is returned as it is.
+ */
+export function storableText(text: string): string {
+  if (!text.includes('\u0000') && !SURROGATE.test(text)) return text;
+  return (
+    text.replaceAll('\u0000', '\uFFFD') as WellFormedString
+  ).toWellFormed();
+}
+
+/**
+ * storableText of at most `max` UTF-16 code units (what the wire schema's
+ * limits count, as `String.length` and zod's `.max` do), cut at a code
+ * point: a surrogate pair the limit would split is left out whole, so the
+ * text may be one unit shorter than `max`, never end in half a character.
+ */
+export function cut(text: string | null, max: number): string | null {
+  if (text === null) return null;
+  const storable = storableText(text);
+  if (storable.length <= max) return storable;
+  // Well-formed: a high surrogate here is the first half of a pair.
+  const last = storable.charCodeAt(max - 1);
+  return storable.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/** A string as storable free text (storableText), or null. */
+export const freeText = (v: unknown): string | null =>
+  typeof v === 'string' ? storableText(v) : null;
+
+/** A non-empty string as storable free text, or null. */
+export const nonEmptyFreeText = (v: unknown): string | null =>
+  typeof v === 'string' && v !== '' ? storableText(v) : null;
+
 /** A non-negative 32-bit integer (a count, a port), or null. */
 export const count = (v: unknown): number | null =>
   typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2_147_483_647

@@ -2,8 +2,11 @@
  * One wire row per API object, for the 13 kinds (wire-contract.md, Rows).
  * Each builder reads the object as the apiserver serves it; amounts become
  * integers (millicores, bytes), annotations pass the secret detector, event
- * messages the sanitizer. Every row is built with the same key order, so an
- * unchanged cluster serializes to the same bytes.
+ * messages the sanitizer. Free text Kubernetes does not validate (messages,
+ * reasons, images, owner references, annotation values, a CRD's strings) is
+ * made storable (k8s.ts, storableText), so no string the backend refuses is
+ * sent. Every row is built with the same key order, so an unchanged cluster
+ * serializes to the same bytes.
  */
 
 import { sanitizeMessage } from '../sanitize/secrets.ts';
@@ -32,17 +35,18 @@ import {
   bool,
   controllerOf,
   count,
+  cut,
+  freeText,
   type K8sObject,
   nonEmpty,
+  nonEmptyFreeText,
+  storableText,
   str,
   stringMap,
   strings,
 } from './k8s.ts';
 import { cpuMillicores, quantityBytes, quantityCount } from './quantity.ts';
 import { workloadSpecFacts } from './spec-facts.ts';
-
-const cut = (text: string | null, max: number): string | null =>
-  text !== null && text.length > max ? text.slice(0, max) : text;
 
 function common(o: K8sObject) {
   return {
@@ -57,13 +61,22 @@ function namespaced(o: K8sObject) {
   return { namespace: String(o.metadata.namespace), ...common(o) };
 }
 
+/** A row's annotations: safe to send (annotations.ts), and storable. */
+function rowAnnotations(o: K8sObject): Record<string, string> {
+  const annotations = safeAnnotations(o.metadata.annotations);
+  for (const [key, value] of Object.entries(annotations)) {
+    annotations[key] = storableText(value);
+  }
+  return annotations;
+}
+
 export function conditions(list: unknown): Condition[] {
   return array(list)
     .filter((c) => nonEmpty(c?.type) !== null)
     .map((c) => ({
-      type: String(c.type),
-      status: str(c.status),
-      reason: str(c.reason),
+      type: storableText(String(c.type)),
+      status: freeText(c.status),
+      reason: freeText(c.reason),
       message: cut(str(c.message), LIMITS.message),
       last_transition_time: str(c.lastTransitionTime) ?? str(c.lastUpdateTime),
     }));
@@ -122,10 +135,10 @@ export function nodeRow(
             : 'Unknown',
     conditions: conditions(status.conditions),
     unschedulable: o.spec?.unschedulable === true,
-    kubelet_version: str(info.kubeletVersion),
-    container_runtime: str(info.containerRuntimeVersion),
-    os_image: str(info.osImage),
-    kernel_version: str(info.kernelVersion),
+    kubelet_version: freeText(info.kubeletVersion),
+    container_runtime: freeText(info.containerRuntimeVersion),
+    os_image: freeText(info.osImage),
+    kernel_version: freeText(info.kernelVersion),
     capacity: resources(status.capacity),
     allocatable: resources(status.allocatable),
     usage,
@@ -133,8 +146,11 @@ export function nodeRow(
       .filter(
         (a) => nonEmpty(a?.type) !== null && nonEmpty(a?.address) !== null,
       )
-      .map((a) => ({ type: String(a.type), address: String(a.address) })),
-    provider_id: nonEmpty(o.spec?.providerID),
+      .map((a) => ({
+        type: storableText(String(a.type)),
+        address: storableText(String(a.address)),
+      })),
+    provider_id: nonEmptyFreeText(o.spec?.providerID),
     instance_type:
       labels['node.kubernetes.io/instance-type'] ??
       labels['beta.kubernetes.io/instance-type'] ??
@@ -153,7 +169,7 @@ export function namespaceRow(
 ): NamespaceRow {
   return {
     ...common(o),
-    status: str(o.status?.phase),
+    status: freeText(o.status?.phase),
     workload_count: counts?.workloads ?? null,
     pod_count: counts?.pods ?? null,
     service_count: counts?.services ?? null,
@@ -175,7 +191,7 @@ export function workloadRow(o: K8sObject): WorkloadRow {
   const status = o.status ?? {};
   const podSpec = spec.template?.spec;
   const labels = stringMap(o.metadata.labels);
-  const annotations = safeAnnotations(o.metadata.annotations);
+  const annotations = rowAnnotations(o);
   const [chart, chartVersion] = helmChart(labels['helm.sh/chart']);
   const isDaemonSet = kind === 'DaemonSet';
   let strategy: string | null;
@@ -202,16 +218,17 @@ export function workloadRow(o: K8sObject): WorkloadRow {
     ),
     conditions: conditions(status.conditions),
     strategy,
+    // A Rollout's pod template is a CRD's: Kubernetes validates none of it.
     service_account:
-      nonEmpty(podSpec?.serviceAccountName) ??
-      nonEmpty(podSpec?.serviceAccount),
+      nonEmptyFreeText(podSpec?.serviceAccountName) ??
+      nonEmptyFreeText(podSpec?.serviceAccount),
     containers: array(podSpec?.containers).map((c) => ({
-      name: String(c?.name),
-      image: str(c?.image),
+      name: storableText(String(c?.name)),
+      image: freeText(c?.image),
       ports: array(c?.ports).map((p) => ({
-        name: str(p?.name),
+        name: freeText(p?.name),
         container_port: count(p?.containerPort),
-        protocol: str(p?.protocol),
+        protocol: freeText(p?.protocol),
       })),
       requests: amounts(c?.resources?.requests),
       limits: amounts(c?.resources?.limits),
@@ -259,7 +276,11 @@ export function ownerChain(intermediates: Iterable<K8sObject>): OwnerChain {
         if (next === undefined) break;
         current = next;
       }
-      return { kind: String(current.kind), name: String(current.name) };
+      // Owner references' kind and name are not validated beyond non-empty.
+      return {
+        kind: storableText(String(current.kind)),
+        name: storableText(String(current.name)),
+      };
     },
   };
 }
@@ -288,15 +309,16 @@ export function podRow(
     const s = statuses.get(String(c?.name));
     return {
       name: String(c?.name),
-      image: str(c?.image),
+      // An image is only checked for surrounding spaces.
+      image: freeText(c?.image),
       init,
       ready: bool(s?.ready),
       restart_count: count(s?.restartCount),
       state: containerState(s?.state),
-      waiting_reason: str(s?.state?.waiting?.reason),
+      waiting_reason: freeText(s?.state?.waiting?.reason),
       last_termination_reason:
-        str(s?.lastState?.terminated?.reason) ??
-        str(s?.state?.terminated?.reason),
+        freeText(s?.lastState?.terminated?.reason) ??
+        freeText(s?.state?.terminated?.reason),
       requests: amounts(c?.resources?.requests),
       limits: amounts(c?.resources?.limits),
     };
@@ -316,7 +338,7 @@ export function podRow(
   const counted = containers.filter((c) => !c.init || sidecars.has(c.name));
   const owner = controllerOf(o);
   const top = chain.top(o);
-  const phase = str(status.phase);
+  const phase = freeText(status.phase);
   return {
     ...namespaced(o),
     usage,
@@ -324,9 +346,9 @@ export function podRow(
     node_name: nonEmpty(o.spec?.nodeName),
     pod_ip: nonEmpty(status.podIP),
     host_ip: nonEmpty(status.hostIP),
-    qos_class: str(status.qosClass),
-    owner_kind: str(owner?.kind),
-    owner_name: str(owner?.name),
+    qos_class: freeText(status.qosClass),
+    owner_kind: freeText(owner?.kind),
+    owner_name: freeText(owner?.name),
     workload_kind: top?.kind ?? null,
     workload_name: top?.name ?? null,
     containers,
@@ -365,7 +387,7 @@ export function serviceRow(
     })),
     selector: stringMap(spec.selector),
     endpoint_count: endpointCount,
-    annotations: safeAnnotations(o.metadata.annotations),
+    annotations: rowAnnotations(o),
   };
 }
 
@@ -379,7 +401,7 @@ function backend(b: K8sObject | undefined) {
 
 export function ingressRow(o: K8sObject): IngressRow {
   const spec = o.spec ?? {};
-  const annotations = safeAnnotations(o.metadata.annotations);
+  const annotations = rowAnnotations(o);
   return {
     ...namespaced(o),
     ingress_class:
@@ -389,7 +411,8 @@ export function ingressRow(o: K8sObject): IngressRow {
     rules: array(spec.rules).map((r) => ({
       host: nonEmpty(r?.host),
       paths: array(r?.http?.paths).map((p) => ({
-        path: str(p?.path),
+        // An ImplementationSpecific path need only start with `/`.
+        path: freeText(p?.path),
         path_type: str(p?.pathType),
         ...backend(p?.backend),
       })),
@@ -400,7 +423,7 @@ export function ingressRow(o: K8sObject): IngressRow {
       spec.defaultBackend == null ? null : backend(spec.defaultBackend),
     tls: array(spec.tls).map((t) => ({
       hosts: strings(t?.hosts),
-      secret_name: nonEmpty(t?.secretName),
+      secret_name: nonEmptyFreeText(t?.secretName),
     })),
     load_balancer: loadBalancer(o.status?.loadBalancer?.ingress),
     annotations,
@@ -411,14 +434,14 @@ export function pvcRow(o: K8sObject): PvcRow {
   const spec = o.spec ?? {};
   return {
     ...namespaced(o),
-    phase: str(o.status?.phase),
+    phase: freeText(o.status?.phase),
     storage_class: nonEmpty(spec.storageClassName),
     capacity_bytes: quantityBytes(o.status?.capacity?.storage),
     requested_bytes: quantityBytes(spec.resources?.requests?.storage),
     access_modes: strings(spec.accessModes),
-    volume_name: nonEmpty(spec.volumeName),
+    volume_name: nonEmptyFreeText(spec.volumeName),
     volume_mode: str(spec.volumeMode),
-    annotations: safeAnnotations(o.metadata.annotations),
+    annotations: rowAnnotations(o),
   };
 }
 
@@ -439,7 +462,7 @@ export function networkPolicyRow(o: K8sObject): NetworkPolicyRow {
     policy_types: strings(spec.policyTypes),
     ingress: array(spec.ingress).map((r) => rule(r, 'from')),
     egress: array(spec.egress).map((r) => rule(r, 'to')),
-    annotations: safeAnnotations(o.metadata.annotations),
+    annotations: rowAnnotations(o),
   };
 }
 
@@ -465,7 +488,10 @@ export function endpointSliceRow(o: K8sObject): EndpointSliceRow {
       terminating: bool(e?.conditions?.terminating),
       node_name: nonEmpty(e?.nodeName),
       target_ref: e?.targetRef
-        ? { kind: str(e.targetRef.kind), name: str(e.targetRef.name) }
+        ? {
+            kind: freeText(e.targetRef.kind),
+            name: freeText(e.targetRef.name),
+          }
         : null,
     })),
     ports: array(o.ports).map((p) => ({
@@ -499,16 +525,18 @@ export function eventRow(o: K8sObject): EventRow {
   const message = str(modern ? o.note : o.message);
   return {
     ...namespaced(o),
-    type: str(o.type),
-    reason: str(o.reason),
+    // A core/v1 Event's type, reason, message, subject and source are
+    // not validated: anyone who may create an Event writes what they like.
+    type: freeText(o.type),
+    reason: freeText(o.reason),
     message:
       message === null ? null : cut(sanitizeMessage(message), LIMITS.message),
     involved_object: subject
       ? {
-          kind: str(subject.kind),
-          name: str(subject.name),
-          namespace: nonEmpty(subject.namespace),
-          uid: str(subject.uid),
+          kind: freeText(subject.kind),
+          name: freeText(subject.name),
+          namespace: nonEmptyFreeText(subject.namespace),
+          uid: freeText(subject.uid),
         }
       : null,
     count:
@@ -517,9 +545,10 @@ export function eventRow(o: K8sObject): EventRow {
     first_seen: first ?? str(o.eventTime),
     last_seen:
       last ?? str(o.series?.lastObservedTime) ?? str(o.eventTime) ?? first,
-    source_component: nonEmpty(source?.component),
+    source_component: nonEmptyFreeText(source?.component),
     reporting_controller:
-      nonEmpty(o.reportingController) ?? nonEmpty(o.reportingComponent),
+      nonEmptyFreeText(o.reportingController) ??
+      nonEmptyFreeText(o.reportingComponent),
   };
 }
 
@@ -544,7 +573,7 @@ export function jobRow(o: K8sObject): JobRow {
   return {
     ...namespaced(o),
     kind: isCron ? 'CronJob' : 'Job',
-    schedule: isCron ? str(spec.schedule) : null,
+    schedule: isCron ? freeText(spec.schedule) : null,
     suspend: bool(spec.suspend),
     active: isCron ? array(status.active).length : count(status.active),
     succeeded: isCron ? null : count(status.succeeded),
@@ -555,12 +584,12 @@ export function jobRow(o: K8sObject): JobRow {
     completion_time: str(status.completionTime),
     last_schedule_time: isCron ? str(status.lastScheduleTime) : null,
     status: state,
-    owner_cronjob: str(owner?.name),
+    owner_cronjob: freeText(owner?.name),
     containers: array(template?.spec?.containers).map((c) => ({
       name: String(c?.name),
-      image: str(c?.image),
+      image: freeText(c?.image),
     })),
-    annotations: safeAnnotations(o.metadata.annotations),
+    annotations: rowAnnotations(o),
   };
 }
 
@@ -584,12 +613,13 @@ function metricSource(m: K8sObject): { name: string | null; block: K8sObject } {
         name: str(m.containerResource?.name),
         block: m.containerResource,
       };
+    // Custom and external metric names are only path-segment names.
     case 'Pods':
-      return { name: str(m.pods?.metric?.name), block: m.pods };
+      return { name: freeText(m.pods?.metric?.name), block: m.pods };
     case 'Object':
-      return { name: str(m.object?.metric?.name), block: m.object };
+      return { name: freeText(m.object?.metric?.name), block: m.object };
     case 'External':
-      return { name: str(m.external?.metric?.name), block: m.external };
+      return { name: freeText(m.external?.metric?.name), block: m.external };
     default:
       return { name: null, block: undefined };
   }
@@ -601,10 +631,11 @@ export function hpaRow(o: K8sObject): HpaRow {
   const current = array(status.currentMetrics);
   return {
     ...namespaced(o),
+    // scaleTargetRef's kind and name are only path-segment names.
     target: {
-      kind: str(spec.scaleTargetRef?.kind),
-      name: str(spec.scaleTargetRef?.name),
-      api_version: str(spec.scaleTargetRef?.apiVersion),
+      kind: freeText(spec.scaleTargetRef?.kind),
+      name: freeText(spec.scaleTargetRef?.name),
+      api_version: freeText(spec.scaleTargetRef?.apiVersion),
     },
     min_replicas: count(spec.minReplicas) ?? 1,
     max_replicas: count(spec.maxReplicas),

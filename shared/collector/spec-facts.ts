@@ -16,6 +16,10 @@
  * Never read: env values and valueFrom selectors, key selectors, field
  * paths, volume items, CSI driver and attributes, args, command, any
  * annotation or label.
+ *
+ * Every string sent is storable (k8s.ts, storableText): a Rollout's
+ * template is a CRD's, which Kubernetes does not validate, and even a
+ * Deployment's image and volume sources' names are barely checked.
  */
 import type {
   ContainerFacts,
@@ -29,7 +33,9 @@ import {
   intOrStringText,
   type K8sObject,
   nonEmpty,
+  nonEmptyFreeText,
   sortedUnique,
+  storableText,
 } from './k8s.ts';
 import { canonicalQuantity } from './quantity.ts';
 
@@ -51,34 +57,34 @@ function resources(amounts: K8sObject): ResourceFacts | undefined {
 }
 
 function envFromRef(source: K8sObject): string | undefined {
-  const configMap = nonEmpty(source?.configMapRef?.name);
-  const secret = nonEmpty(source?.secretRef?.name);
+  const configMap = nonEmptyFreeText(source?.configMapRef?.name);
+  const secret = nonEmptyFreeText(source?.secretRef?.name);
   const ref = configMap
     ? `configmap:${configMap}`
     : secret
       ? `secret:${secret}`
       : undefined;
   if (ref === undefined) return undefined;
-  const prefix = nonEmpty(source?.prefix);
+  const prefix = nonEmptyFreeText(source?.prefix);
   return prefix === null ? ref : `${ref}#${prefix}`;
 }
 
 /** What backs one volume: its refs (none for emptyDir, hostPath, ...). */
 function volumeRefs(volume: K8sObject): string[] {
   const refs: string[] = [];
-  const configMap = nonEmpty(volume?.configMap?.name);
+  const configMap = nonEmptyFreeText(volume?.configMap?.name);
   if (configMap) refs.push(`configmap:${configMap}`);
-  const secret = nonEmpty(volume?.secret?.secretName);
+  const secret = nonEmptyFreeText(volume?.secret?.secretName);
   if (secret) refs.push(`secret:${secret}`);
-  const claim = nonEmpty(volume?.persistentVolumeClaim?.claimName);
+  const claim = nonEmptyFreeText(volume?.persistentVolumeClaim?.claimName);
   if (claim) refs.push(`pvc:${claim}`);
   for (const source of array(volume?.projected?.sources)) {
-    const cm = nonEmpty(source?.configMap?.name);
+    const cm = nonEmptyFreeText(source?.configMap?.name);
     if (cm) refs.push(`configmap:${cm}`);
-    const sec = nonEmpty(source?.secret?.name);
+    const sec = nonEmptyFreeText(source?.secret?.name);
     if (sec) refs.push(`secret:${sec}`);
   }
-  const csiSecret = nonEmpty(volume?.csi?.nodePublishSecretRef?.name);
+  const csiSecret = nonEmptyFreeText(volume?.csi?.nodePublishSecretRef?.name);
   if (csiSecret) refs.push(`secret:${csiSecret}`);
   return refs;
 }
@@ -93,11 +99,11 @@ function containerFacts(
     ...array(container?.volumeDevices),
   ];
   const facts: ContainerFacts = {
-    name: String(container?.name ?? ''),
-    image: String(container?.image ?? ''),
+    name: storableText(String(container?.name ?? '')),
+    image: storableText(String(container?.image ?? '')),
     env_names: sortedUnique(
       array(container?.env)
-        .map((e) => nonEmpty(e?.name))
+        .map((e) => nonEmptyFreeText(e?.name))
         .filter((n): n is string => n !== null),
     ),
     env_from: sortedUnique(
@@ -149,9 +155,11 @@ function strategyFacts(
   if (type === undefined) return undefined;
   const out: StrategyFacts = { type };
   const surge = intOrStringText(rolling?.maxSurge);
-  if (surge !== undefined) out.max_surge = surge;
+  if (surge !== undefined) out.max_surge = storableText(surge);
   const unavailable = intOrStringText(rolling?.maxUnavailable);
-  if (unavailable !== undefined) out.max_unavailable = unavailable;
+  if (unavailable !== undefined) {
+    out.max_unavailable = storableText(unavailable);
+  }
   return out;
 }
 
@@ -170,7 +178,7 @@ export function workloadSpecFacts(workload: K8sObject): SpecFacts | undefined {
   if (kind === 'StatefulSet') {
     for (const template of array(spec?.volumeClaimTemplates)) {
       const name = nonEmpty(template?.metadata?.name);
-      if (name) volumes.set(name, [`pvc-template:${name}`]);
+      if (name) volumes.set(name, [`pvc-template:${storableText(name)}`]);
     }
   }
   for (const volume of array(podSpec.volumes)) {
