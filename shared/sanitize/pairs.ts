@@ -71,6 +71,47 @@ const SCHEME_THEN_CREDENTIAL = new RegExp(
   'i',
 );
 
+/**
+ * An Authorization key's unquoted value (`Authorization=ApiKey k3y…`,
+ * Proxy-Authorization, HTTP_AUTHORIZATION): a scheme and its credential are
+ * one value, whatever the scheme word, as in the header form. {@link SCHEMES}
+ * is kept for other keys (`api_key=Bearer x`), where a word before a blank
+ * is only taken for a scheme when it is a known one.
+ *
+ * The scheme is one token, the credential the next token, or a list of
+ * auth-params to its last comma-joined one (AWS SigV4's `Credential=…,
+ * SignedHeaders=…, Signature=…`, Digest's `username="…", response="…"`).
+ * A bare credential followed by other text (`Authorization=abc123 next`) has
+ * the same form, so the next token is taken only when it looks like a
+ * credential ({@link CREDENTIAL_LIKE}), or when the first token is letters
+ * alone, which reads as a scheme word (`ApiKey`, `SSWS`), not a credential:
+ * at worst one word of prose after it is hidden too. A `key=value` pair or a
+ * `word:` after it is the next field, never a credential, and stays. A mark
+ * is never read as a scheme: its credential-looking next token would be
+ * taken, and the mark left would take the next one on the next pass.
+ */
+const AUTH_PARAM = String.raw`[\w-]+[ \t]*=[ \t]*(?:"[^"\n]*"|[^\s",]+)`;
+const AUTHORIZATION_VALUE = new RegExp(
+  String.raw`^(?:([A-Za-z]+)|[A-Za-z][\w.+-]*)[ \t]+(?:${AUTH_PARAM}(?:[ \t]*,[ \t]*${AUTH_PARAM})+|(?![\w.-]+(?:=[^=\s]|:(?!\S)))([^\s"',;&]+))`,
+);
+
+/** A digit, an upper-case letter past the first, or inner punctuation. */
+const CREDENTIAL_LIKE = /\d|.[A-Z]|[.~+/=_%:-]./;
+
+/** A header's name that carries credentials, however prefixed. */
+const AUTHORIZATION_KEY = /authorization$/i;
+
+/** The end of an Authorization value that starts at `start`, or -1. */
+function authorizationEnd(text: string, start: number): number {
+  const m = AUTHORIZATION_VALUE.exec(text.slice(start, start + 4096));
+  if (m === null) return -1;
+  const [whole, letters, token] = m;
+  if (token !== undefined && letters === undefined) {
+    if (!CREDENTIAL_LIKE.test(token)) return -1;
+  }
+  return start + whole.length;
+}
+
 interface Quote {
   open: string;
   close: string;
@@ -174,6 +215,7 @@ function measureValue(
   separator: string,
   keyQuoted: boolean,
   enclosing: string | undefined,
+  authorization = false,
 ): Value {
   const quote = quoteAt(text, start);
   if (quote !== undefined) {
@@ -225,6 +267,7 @@ function measureValue(
   }
   const scheme = SCHEME_THEN_CREDENTIAL.exec(text.slice(start, start + 4096));
   if (scheme !== null) end = Math.max(end, start + scheme[0].length);
+  if (authorization) end = Math.max(end, authorizationEnd(text, start));
   // A mark is read whole, though its `]` would end a `=>` value
   // (`password=>$[REDACTED]`, a `$NAME` the backstop hid).
   const mark = LEADING_MARKS.exec(text.slice(start, start + 256));
@@ -270,7 +313,14 @@ export function redactPairs(text: string, depth = 0): string {
     }
     const enclosing =
       keyQuote !== '' && keyQuote !== ':' && !keyQuoted ? keyQuote : undefined;
-    const value = measureValue(text, start, separator, keyQuoted, enclosing);
+    const value = measureValue(
+      text,
+      start,
+      separator,
+      keyQuoted,
+      enclosing,
+      AUTHORIZATION_KEY.test(key),
+    );
     const shown = value.nested
       ? text.slice(value.nested.start, value.nested.end)
       : text.slice(start, value.end);
@@ -324,6 +374,7 @@ export function redactNamedValues(text: string): string {
       separator,
       valueQuote !== '',
       undefined,
+      AUTHORIZATION_KEY.test(name),
     );
     const shown = value.nested
       ? text.slice(value.nested.start, value.nested.end)

@@ -11,15 +11,35 @@ export const REDACTED = '[REDACTED]';
 const PEM_PRIVATE_KEY =
   /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)/g;
 
-/** `scheme://user:password@`, an empty user included (`rediss://:pw@h`). */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:@/]*):([^\s@/]+)@/gi;
+/**
+ * `scheme://user:password@`, an empty user included (`rediss://:pw@h`).
+ * The userinfo runs to the LAST `@` of the authority, as WHATWG URL parsing
+ * and shared/wire/repo-url.ts read it, and the user to its first `:`: a
+ * password may hold `@` (`p@ssw0rd`), a user too (`smtp://a@corp.io:pw@h`).
+ * The authority ends at the first `/`, `?` or `#`, so an `@` in a path or
+ * query (`https://h/x@v2`, `https://h:8443?to=a@b`) is not userinfo; it
+ * ends at a quote, `<`, `>` or a backtick too, where a URL written in JSON
+ * or prose ends, so an email after it is not taken for a host.
+ */
+const URL_CREDENTIALS =
+  /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#"'`<>]*):([^\s/?#"'`<>]+)@/gi;
 
 /**
  * A Go MySQL driver's DSN, `user:password@tcp(host:3306)/db`: a URL's
- * credentials without the scheme.
+ * credentials without the scheme. go-sql-driver/mysql splits at the last
+ * `@` before the `/dbname` and the user at the first `:`, so the password
+ * runs to the `@` that the network's name and `(` follow, `@` and `:`
+ * inside it included. Bounded, as no password is that long: unbounded,
+ * every `word:` of a long line without blanks would scan to its end.
  */
 const DSN_CREDENTIALS =
-  /(?<![\w:/@.-])([\w.-]*):([^\s:@/]+)@(tcp6?|udp|unix|cloudsql)\(/g;
+  /(?<![\w:/@.-])([\w.-]*):([^\s/"'`<>]{1,256})@(tcp6?|udp|unix|cloudsql)\(/g;
+
+/**
+ * A cheap first look for {@link DSN_CREDENTIALS}: an image digest's or an
+ * email's `@` alone does not start its scan of every `word:` in the line.
+ */
+const MAY_HOLD_DSN = /@(?:tcp6?|udp|unix|cloudsql)\(/;
 
 /** Incoming-webhook URLs are credentials themselves (Slack, Discord). */
 const WEBHOOK_URL =
@@ -85,7 +105,7 @@ export function redactShapes(text: string): string {
     out = out.replace(URL_CREDENTIALS, `$1$2:${REDACTED}@`);
     out = out.replace(WEBHOOK_URL, `$1${REDACTED}`);
   }
-  if (out.includes('@')) {
+  if (MAY_HOLD_DSN.test(out)) {
     out = out.replace(DSN_CREDENTIALS, `$1:${REDACTED}@$3(`);
   }
   if (MAY_HOLD_PREFIXED_TOKEN.test(out)) {

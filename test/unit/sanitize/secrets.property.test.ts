@@ -161,6 +161,10 @@ describe('sanitizeMessage properties', () => {
       'redis-cli -a ',
       'login ',
       ' -p ',
+      'Authorization=',
+      'ApiKey ',
+      ' Credential=a/b, Signature=c',
+      'p@ss',
     );
     const text = fc
       .array(fc.oneof(pieces, fc.string({ maxLength: 6 })), { maxLength: 30 })
@@ -204,6 +208,9 @@ describe('sanitizeMessage properties', () => {
           ["-u password=#';:#"],
           // An escaped quote that only opens, at the end: written twice.
           ['password k9Xb2LmQ7vRt4ZpW8sYc3NhJ="A:\\"'],
+          // A mark once read as an Authorization scheme: each pass took
+          // the next credential-looking word after it.
+          ['Authorization=+ -p redis-cli -a password'],
         ],
       },
     );

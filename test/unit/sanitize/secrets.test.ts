@@ -159,6 +159,63 @@ const redacted: Row[] = [
     'Authorization=abc123 next',
     `Authorization=${R} next`,
   ],
+  // An unquoted assignment: the scheme and its credential, whatever the
+  // scheme word (once only the word went).
+  [
+    'Authorization assignment, ApiKey scheme',
+    'AUTHORIZATION=ApiKey k3ySecretValue9',
+    `AUTHORIZATION=${R}`,
+  ],
+  [
+    'Authorization assignment, SSWS scheme',
+    'authorization=SSWS 00okta-secret-token',
+    `authorization=${R}`,
+  ],
+  [
+    'Authorization assignment, a custom scheme',
+    'Authorization=Custom abc-secret-xyz',
+    `Authorization=${R}`,
+  ],
+  [
+    'Authorization assignment, a credential of letters after a scheme word',
+    'Authorization=ApiKey hunterpass',
+    `Authorization=${R}`,
+  ],
+  [
+    'Authorization assignment, the fields after it kept',
+    'AUTHORIZATION=ApiKey k3ySecretValue9 user=bob retry=2',
+    `AUTHORIZATION=${R} user=bob retry=2`,
+  ],
+  [
+    'Authorization assignment, AWS SigV4 params to their last',
+    'Authorization=AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7 status=403',
+    `Authorization=${R} status=403`,
+  ],
+  [
+    'Authorization assignment, Digest params',
+    'Authorization=Digest username="bob", response="6629fae49393a053" uri=/x',
+    `Authorization=${R} uri=/x`,
+  ],
+  [
+    'Proxy-Authorization assignment, a custom scheme',
+    'Proxy-Authorization=Custom abc-secret-xyz next',
+    `Proxy-Authorization=${R} next`,
+  ],
+  [
+    'Authorization as an env var, a custom scheme',
+    'name=HTTP_AUTHORIZATION value=SSWS 00okta-secret-token next=1',
+    `name=HTTP_AUTHORIZATION value=${R} next=1`,
+  ],
+  [
+    'Authorization assignment, bare, a field after it',
+    'Authorization=k3y9Secret user=bob',
+    `Authorization=${R} user=bob`,
+  ],
+  [
+    'Authorization assignment, bare, a word and a colon after it',
+    'Authorization=k3y9Secret failed: 401 Unauthorized',
+    `Authorization=${R} failed: 401 Unauthorized`,
+  ],
   [
     'Go header map',
     'headers: map[Accept:[*/*] Authorization:[Token abc123] User-Agent:[Go]]',
@@ -371,6 +428,11 @@ const redacted: Row[] = [
     'dsn=app:hunter2x@tcp(db:3306)/orders',
     `dsn=app:${R}@tcp(db:3306)/orders`,
   ],
+  [
+    "a Go MySQL driver's DSN, the password holding @",
+    'dsn user:pa@ssLeakWord@tcp(db:3306)/orders',
+    `dsn user:${R}@tcp(db:3306)/orders`,
+  ],
   // One-letter password flags of the commands that read them.
   [
     'mysql -p, glued',
@@ -471,6 +533,37 @@ const redacted: Row[] = [
     'URL credentials, amqp',
     'amqp://user:pa55@mq/vhost',
     `amqp://user:${R}@mq/vhost`,
+  ],
+  // A URL's userinfo runs to the last `@` of its authority.
+  [
+    'URL password holding @, its host kept',
+    'dial postgres://svc:Sup3r@Secr3tTail@pg.prod:5432/orders failed',
+    `dial postgres://svc:${R}@pg.prod:5432/orders failed`,
+  ],
+  [
+    'URL password holding @, redis',
+    'redis://default:abc@def@redis:6379/0',
+    `redis://default:${R}@redis:6379/0`,
+  ],
+  [
+    'URL password holding @, in an assignment',
+    'DATABASE_URL=postgres://app:p@ssw0rd@db/app',
+    `DATABASE_URL=postgres://app:${R}@db/app`,
+  ],
+  [
+    'URL user holding @ (an email address)',
+    'smtp://alerts@corp.example:Sm7pP4ss@smtp.example:587',
+    `smtp://alerts@corp.example:${R}@smtp.example:587`,
+  ],
+  [
+    'URL password holding @, in JSON beside an email address',
+    '{"url":"postgres://app:p@ss@db/x","owner":"ops@corp.example"}',
+    `{"url":"postgres://app:${R}@db/x","owner":"ops@corp.example"}`,
+  ],
+  [
+    'URL password holding @, as an earlier version left it',
+    `dial postgres://svc:${R}@Secr3tTail@pg.prod:5432/orders`,
+    `dial postgres://svc:${R}@pg.prod:5432/orders`,
   ],
   [
     'Slack webhook URL',
@@ -625,6 +718,19 @@ const survivors: [string, string][] = [
     '<title>password reset</title>',
   ],
   ['a DSN with no password', 'dial app@tcp(db:3306)/orders'],
+  // An `@` outside a URL's authority is not userinfo.
+  ['an email address', 'paging ops@corp.example: user@host said hi'],
+  [
+    'an @ in a URL query',
+    'GET https://api.example.com:8443?notify=ops@corp.example',
+  ],
+  ['an @ in a URL fragment', 'see https://example.com:443#user@host'],
+  ['an @ in a URL path', 'go get https://example.com/mod/path@v2.1.0'],
+  ['a URL with a user and no password', 'dial postgres://app@db:5432/orders'],
+  [
+    'a URL with no password, then an email address',
+    'dial https://app@db.example:8443/x failed, paged oncall@corp.example',
+  ],
   ['mysql -p alone, which prompts', 'mysql -uroot -p shop'],
   ['mysql --skip-password', 'mysql --skip-password -h db'],
   ['mysql -p with a placeholder', 'mariadb -uroot -p$MYSQL_ROOT_PASSWORD'],
