@@ -35,18 +35,18 @@ type WellFormedString = string & { toWellFormed(): string };
  * /proc/<pid>/cmdline puts one between every argument). Every such field
  * the collector sends passes through here, or through `cut`.
  *
- * Each NUL and each lone surrogate becomes U+FFFD, the replacement
- * character, rather than being dropped: where something was stays visible
- * (`1\0/usr/bin/app` reads `1\uFFFD/usr/bin/app`, not `1/usr/bin/app`), the
- * length stays the same, a non-empty value never becomes empty, and it is
- * what `toWellFormed` does with a lone surrogate, so one rule covers both.
- * Text that is already storable (almost all) is returned as it is.
+ * Each NUL becomes a space, as `ps` shows a command line: a NUL is how
+ * /proc/<pid>/cmdline separates arguments, so `mysql\0--password\0pw` reads
+ * `mysql --password pw`, which the secret sanitizer then sees as a flag and
+ * its value (with NULs it saw one word and hid nothing). Each lone
+ * surrogate becomes U+FFFD, the replacement character, as `toWellFormed`
+ * makes it. Nothing is dropped: the length stays the same and a non-empty
+ * value never becomes empty. Text that is already storable (almost all) is
+ * returned as it is.
  */
 export function storableText(text: string): string {
   if (!text.includes('\u0000') && !SURROGATE.test(text)) return text;
-  return (
-    text.replaceAll('\u0000', '\uFFFD') as WellFormedString
-  ).toWellFormed();
+  return (text.replaceAll('\u0000', ' ') as WellFormedString).toWellFormed();
 }
 
 /**

@@ -530,7 +530,9 @@ export function eventRow(o: K8sObject): EventRow {
     type: freeText(o.type),
     reason: freeText(o.reason),
     message:
-      message === null ? null : cut(sanitizeMessage(message), LIMITS.message),
+      message === null
+        ? null
+        : cut(sanitizeMessage(storableText(message)), LIMITS.message),
     involved_object: subject
       ? {
           kind: freeText(subject.kind),

@@ -141,8 +141,7 @@ describe('a cluster with Event text PostgreSQL cannot store', () => {
     expect(events).toEqual([
       {
         name: 'app-0.cmdline',
-        message:
-          'Liveness probe failed: 1\uFFFD/usr/bin/app\uFFFD--serve\uFFFD',
+        message: 'Liveness probe failed: 1 /usr/bin/app --serve ',
       },
       { name: 'app-0.long', message: 'x'.repeat(LIMITS.message - 1) },
     ]);
