@@ -60,21 +60,8 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     await database.drop();
   });
 
-  /** The sync of a snapshot the agent stamped `lagMinutes` ago, as the sync's login. */
-  async function syncLagging(lagMinutes: number) {
-    const agentId = randomUUID();
-    const stamped = new Date(Date.now() - lagMinutes * MINUTE);
-    const inventory = generateInventory({
-      seed: agentId,
-      agentId,
-      clusterName: `lag-${agentId.slice(0, 8)}`,
-      timestamp: stamped.toISOString(),
-    });
-    const result = await syncInventory(
-      database.as('sync').db,
-      { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
-      inventory,
-    );
+  /** The agent `agentId` answering live reads (one line of logs). */
+  async function answerLiveReads(agentId: string) {
     responders.push(
       await startResponder(nats.url, agentId, (request) => ({
         ok: true,
@@ -90,6 +77,24 @@ describe('an agent whose clock runs 20 minutes behind', () => {
         },
       })),
     );
+  }
+
+  /** The sync of a snapshot the agent stamped `lagMinutes` ago, as the sync's login. */
+  async function syncLagging(lagMinutes: number) {
+    const agentId = randomUUID();
+    const stamped = new Date(Date.now() - lagMinutes * MINUTE);
+    const inventory = generateInventory({
+      seed: agentId,
+      agentId,
+      clusterName: `lag-${agentId.slice(0, 8)}`,
+      timestamp: stamped.toISOString(),
+    });
+    const result = await syncInventory(
+      database.as('sync').db,
+      { clientSlug: tenant.clientSlug, envSlug: tenant.envSlug, agentId },
+      inventory,
+    );
+    await answerLiveReads(agentId);
     return { clusterId: result.clusterId, stamped };
   }
 
@@ -159,21 +164,7 @@ describe('an agent whose clock runs 20 minutes behind', () => {
         streamSeq: 10,
       },
     );
-    responders.push(
-      await startResponder(nats.url, agentId, (request) => ({
-        ok: true,
-        agent_version: 'v0.8.2',
-        observed_at: new Date().toISOString(),
-        result: {
-          pod: request.query === 'logs' ? request.pod : '',
-          container: null,
-          previous: false,
-          lines: ['2026-10-01T12:00:00Z ready'],
-          truncated: false,
-          timestamps: true,
-        },
-      })),
-    );
+    await answerLiveReads(agentId);
     const silentFor16Minutes = () =>
       query(
         database.db,
