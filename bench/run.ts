@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|memory|graph|coldstart|slo|cost|scale|sync-lambda [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
+ * `npm run bench -- ingest|sync|api|sanitize|live|events|changes|metrics|collector|agent-memory|memory|graph|coldstart|slo|cost|scale|sync-lambda [flags]`: runs one benchmark (bench/<name>.ts); flags go to it (`ingest --steady`).
  */
 import { existsSync } from 'node:fs';
 
@@ -13,6 +13,7 @@ const BENCHES = [
   'changes',
   'metrics',
   'collector',
+  'agent-memory',
   'memory',
   'graph',
   'coldstart',

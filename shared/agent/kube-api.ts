@@ -134,12 +134,15 @@ export class KubeApi {
   /**
    * Every item of a list, read in pages of `pageSize` (`limit` and
    * `continue`). A continue token that expired (410) restarts the list
-   * once from the beginning, as the apiserver asks.
+   * once from the beginning, as the apiserver asks. `keep`, when given,
+   * is what is kept of each item, applied as its page is parsed, so a
+   * page's raw items are garbage before the next page is read.
    */
   async listAll(
     path: string,
     pageSize = 500,
     query: Query = {},
+    keep?: (item: K8sObject) => K8sObject,
   ): Promise<K8sObject[]> {
     for (let attempt = 0; ; attempt += 1) {
       const items: K8sObject[] = [];
@@ -151,7 +154,9 @@ export class KubeApi {
             limit: pageSize,
             continue: token,
           });
-          for (const item of page?.items ?? []) items.push(item);
+          for (const item of page?.items ?? []) {
+            items.push(keep ? keep(item) : item);
+          }
           token = page?.metadata?.continue || undefined;
         } while (token !== undefined);
         return items;

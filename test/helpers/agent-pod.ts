@@ -289,6 +289,39 @@ async function readImageRecipe(
   };
 }
 
+/** Runs the recipe's esbuild (the image's build stage), its output put in `outDir`. */
+function buildImageBundle(recipe: ImageRecipe, outDir: string): void {
+  const args = recipe.esbuild.map((arg) => {
+    const out = /^--outfile=(.*)$/.exec(arg)?.[1];
+    return out ? `--outfile=${join(outDir, basename(out))}` : arg;
+  });
+  const esbuild = join(
+    dirname(createRequire(import.meta.url).resolve('esbuild')),
+    '..',
+    'bin',
+    'esbuild',
+  );
+  const build = spawnSync(esbuild, args, {
+    cwd: fromRoot('.'),
+    encoding: 'utf8',
+  });
+  if (build.status !== 0) {
+    throw new Error(`esbuild failed:\n${build.stderr}${build.error ?? ''}`);
+  }
+}
+
+/**
+ * The agent bundled as functions/agent/Dockerfile bundles it, into
+ * `outDir`: the path of the file the image's CMD runs.
+ */
+export async function bundleAgentImage(outDir: string): Promise<string> {
+  const recipe = await readImageRecipe();
+  buildImageBundle(recipe, outDir);
+  const entry = recipe.cmd.find((word) => word.endsWith('.mjs'));
+  if (!entry) throw new Error('the image CMD names no .mjs file');
+  return join(outDir, entry);
+}
+
 /** A run of the agent: its exit code and stderr. */
 export interface PodRun {
   code: number;
@@ -369,23 +402,7 @@ export async function agentPod(options: AgentPodOptions): Promise<AgentPod> {
     await chmodUpTo(app, root, 0o755);
 
     // The build stage's esbuild, its output folder the image's WORKDIR.
-    const args = recipe.esbuild.map((arg) => {
-      const out = /^--outfile=(.*)$/.exec(arg)?.[1];
-      return out ? `--outfile=${join(app, basename(out))}` : arg;
-    });
-    const esbuild = join(
-      dirname(createRequire(import.meta.url).resolve('esbuild')),
-      '..',
-      'bin',
-      'esbuild',
-    );
-    const build = spawnSync(esbuild, args, {
-      cwd: fromRoot('.'),
-      encoding: 'utf8',
-    });
-    if (build.status !== 0) {
-      throw new Error(`esbuild failed:\n${build.stderr}${build.error ?? ''}`);
-    }
+    buildImageBundle(recipe, app);
     for (const name of await readdir(app)) await chmod(join(app, name), 0o644);
     const entry = recipe.cmd.find((word) => word.endsWith('.mjs'));
     if (!entry) throw new Error('the image CMD names no .mjs file');
