@@ -16,13 +16,18 @@
  *   between discovery and the list).
  * - `unavailable`: 503. The aggregator answers it (plain text `service
  *   unavailable`, or the proxy's dial error) for a registered APIService
- *   whose backend is down: metrics-server not running.
+ *   whose backend is down: metrics-server not running. Or no answer in
+ *   time: a 504 (the apiserver's own timeout, `reason: Timeout`) or the
+ *   agent's timeout coming first, for a backend that is up but hangs
+ *   (metrics-server stuck scraping its kubelets). Left out, an optional
+ *   kind prunes nothing, so waiting on it must not cost the inventory.
  * - `forbidden`: 403 or 401: the agent's ClusterRole does not grant it.
- * Anything else (a 500, a timeout, the apiserver unreachable) is no answer
- * at all and fails the cycle, as it does for a core kind.
+ * Anything else (a 500, the apiserver unreachable) is no answer at all and
+ * fails the cycle, as it does for a core kind, and so does any timeout of a
+ * core kind (its partial list would prune rows that exist).
  */
 import type { V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
-import { type KubeApi, KubeApiError } from './kube-api.ts';
+import { type KubeApi, KubeApiError, KubeApiTimeoutError } from './kube-api.ts';
 import { type ApiResource, groupPath } from './resources.ts';
 
 export type NotCollectedReason = 'not_installed' | 'unavailable' | 'forbidden';
@@ -47,10 +52,15 @@ export const resourceName = (r: ApiResource): string =>
  * (the cycle must fail).
  */
 export function absenceOf(error: unknown): Absence | undefined {
+  if (error instanceof KubeApiTimeoutError) {
+    return { reason: 'unavailable', detail: error.message };
+  }
   if (!(error instanceof KubeApiError)) return undefined;
   const detail = `HTTP ${error.status}${error.reason ? ` ${error.reason}` : ''}: ${error.message}`;
   if (error.status === 404) return { reason: 'not_installed', detail };
-  if (error.status === 503) return { reason: 'unavailable', detail };
+  if (error.status === 503 || error.status === 504) {
+    return { reason: 'unavailable', detail };
+  }
   if (error.status === 403 || error.status === 401)
     return { reason: 'forbidden', detail };
   return undefined;

@@ -15,6 +15,14 @@ import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { K8sObject } from '../collector/k8s.ts';
 
+/** A request the apiserver did not answer within the client's timeout. */
+export class KubeApiTimeoutError extends Error {
+  constructor(path: string, timeoutMs: number) {
+    super(`GET ${path} timed out after ${timeoutMs} ms`);
+    this.name = 'KubeApiTimeoutError';
+  }
+}
+
 export class KubeApiError extends Error {
   readonly status: number;
   /** The apiserver's Status reason (NotFound, Forbidden, ...), when sent. */
@@ -118,9 +126,7 @@ export class KubeApi {
         });
       });
       request.on('timeout', () =>
-        request.destroy(
-          new Error(`GET ${path} timed out after ${this.timeoutMs} ms`),
-        ),
+        request.destroy(new KubeApiTimeoutError(path, this.timeoutMs)),
       );
       request.on('error', reject);
       request.end();

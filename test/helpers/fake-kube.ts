@@ -81,6 +81,8 @@ export interface FakeKube {
   forbid(resource: string): void;
   /** Makes every read of the resource answer this 5xx Status. */
   fail(groupVersion: string, resource: string, code?: number): void;
+  /** Makes every request under the group/version go unanswered (a hung backend). */
+  hang(groupVersion: string): void;
   /** Called with each request's path and query before it is answered. */
   onRequest(listener: (path: string) => void): void;
   setLogs(
@@ -302,6 +304,7 @@ export async function startFakeKube(
   const store = new Map<string, K8sObject[]>();
   const forbidden = new Set<string>();
   const failing = new Map<string, number>();
+  const hung = new Set<string>();
   const logs = new Map<string, LogLine[]>();
   const listeners: ((path: string) => void)[] = [];
   const requests: string[] = [];
@@ -450,6 +453,7 @@ export async function startFakeKube(
       );
       return;
     }
+    if (hung.has(groupVersion)) return; // stop() closes the connection
     const unavailable = down.get(groupVersion);
     if (unavailable === 'text') {
       plain(503, 'service unavailable');
@@ -590,6 +594,9 @@ export async function startFakeKube(
     },
     fail(groupVersion, resource, code = 500) {
       failing.set(`${groupVersion} ${resource}`, code);
+    },
+    hang(groupVersion) {
+      hung.add(groupVersion);
     },
     onRequest(listener) {
       listeners.push(listener);

@@ -110,8 +110,8 @@ async function cluster(
 
 const api = (k: FakeKube) => new KubeApi(k.kubeConfig);
 
-const collect = (k: FakeKube) =>
-  collectInventory(api(k), {
+const collect = (k: FakeKube, kubeApi = api(k)) =>
+  collectInventory(kubeApi, {
     agentId: '00000000-0000-4000-8000-000000000001',
     agentVersion: 'v0.9.0',
     timestamp: '2026-01-02T00:00:00Z',
@@ -229,6 +229,46 @@ describe('the lister reads what the cluster serves', () => {
     },
   );
 
+  it("sends the inventory with usage null when metrics-server's lists time out at the apiserver (504 Timeout)", async () => {
+    // Prepare
+    const k = await cluster({ rollouts: true, argocd: true, metrics: true });
+    k.fail(METRICS, 'nodes', 504);
+    k.fail(METRICS, 'pods', 504);
+
+    // Act
+    const { message, notCollected } = await collect(k);
+
+    // Assess
+    expect(reasons(notCollected)).toEqual({
+      'nodes.metrics.k8s.io/v1beta1': 'unavailable',
+      'pods.metrics.k8s.io/v1beta1': 'unavailable',
+    });
+    expect(notCollected[0]?.detail).toMatch(/^HTTP 504 Timeout/);
+    expect(message.nodes?.map((n) => n.usage)).toEqual([null]);
+    expect(message.workloads).toHaveLength(2);
+  });
+
+  it("sends the inventory with usage null when metrics-server hangs past the agent's own timeout", async () => {
+    // Prepare: its discovery and its lists never answer.
+    const k = await cluster({ rollouts: true, argocd: true, metrics: true });
+    k.hang(METRICS);
+
+    // Act
+    const { message, notCollected } = await collect(
+      k,
+      new KubeApi(k.kubeConfig, { timeoutMs: 300 }),
+    );
+
+    // Assess
+    expect(reasons(notCollected)).toEqual({
+      'nodes.metrics.k8s.io/v1beta1': 'unavailable',
+      'pods.metrics.k8s.io/v1beta1': 'unavailable',
+    });
+    expect(notCollected[0]?.detail).toMatch(/timed out after 300 ms/);
+    expect(message.nodes?.map((n) => n.usage)).toEqual([null]);
+    expect(message.pods).toHaveLength(2);
+  });
+
   it('leaves usage out when metrics-server goes down between discovery and its list', async () => {
     // Prepare
     const k = await cluster({ metrics: true });
@@ -345,13 +385,17 @@ describe('the lister still fails the cycle', () => {
       'a 500 on an optional list (not a "not here")',
       (k: FakeKube) => k.fail(ARGO, 'rollouts', 500),
     ],
+    [
+      'a core list the apiserver does not answer in time',
+      (k: FakeKube) => k.hang('apps/v1'),
+    ],
   ])('on %s', async (_, breakIt) => {
     // Prepare
     const k = await cluster({ rollouts: true });
     breakIt(k);
 
     // Act
-    const listing = listCluster(api(k));
+    const listing = listCluster(new KubeApi(k.kubeConfig, { timeoutMs: 300 }));
 
     // Assess
     await expect(listing).rejects.toThrow(CollectionError);
