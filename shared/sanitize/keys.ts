@@ -84,10 +84,14 @@ const SECRET_ENDINGS = [
 
 /**
  * A value the ambiguous words keep: judged by its first word, so
- * `auth: failed for user bob` is kept too.
+ * `auth: failed for user bob` is kept too. A number is kept up to five
+ * digits before any fraction (`token: 5`, `session: 300s`): a longer one
+ * is as likely a one-time code, a numeric password or a session id as a
+ * count (`token: 839201`, `pass: 12345678`), and the rules err toward
+ * hiding.
  */
 const HARMLESS_VALUE =
-  /^(?:-?\d+(?:\.\d+)?[a-z]{0,2}|true|false|yes|no|on|off|none|null|nil|empty|enabled|disabled|required|optional|failed|invalid|expired|missing|ok|unset|n\/a)$/i;
+  /^(?:-?\d{1,5}(?:\.\d+)?[a-z]{0,2}|true|false|yes|no|on|off|none|null|nil|empty|enabled|disabled|required|optional|failed|invalid|expired|missing|ok|unset|n\/a)$/i;
 
 /**
  * A cheap first look: every secret name holds one of these, so a text

@@ -605,6 +605,11 @@ const redacted: Row[] = [
     'client sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz_0123456789abcdefghijklmnopqrstuvwxaa ready',
     `client ${R} ready`,
   ],
+  // An ambiguous key keeps a short number (a count), not a long one: a
+  // one-time code, a numeric password, a session id.
+  ['ambiguous token, six digits', 'token: 839201', `token: ${R}`],
+  ['ambiguous pass, eight digits', 'pass: 12345678', `pass: ${R}`],
+  ['ambiguous session id', 'session=123456789012', `session=${R}`],
   ['GitHub ghp_', 'ghp_1234567890abcdefghijABCDEFGHIJ123456', R],
   ['GitHub fine-grained', 'github_pat_11ABCDEFG0123456789_abcdefghij', R],
   ['GitLab glpat-', 'glpat-Abcdefghij1234567890', R],
@@ -649,6 +654,8 @@ const redacted: Row[] = [
 /** Texts that must come back unchanged. */
 const survivors: [string, string][] = [
   ['ambiguous token: 5', 'token: 5'],
+  ['ambiguous, a count of five digits', 'session: 86400'],
+  ['ambiguous, a duration', 'token: 300s'],
   ['ambiguous auth: true', 'auth: true'],
   ['ambiguous cookie: none', 'cookie: none'],
   ['ambiguous, first word decides', 'auth: failed for user bob'],
