@@ -209,22 +209,28 @@ function parseReply<Q extends KubeQueryName>(
   route: Q,
   bytes: Uint8Array,
 ): Extract<KubeQueryReply<Q>, { ok: true }> {
-  let reply: KubeQueryReply<Q>;
+  const unreadable = "the cluster's agent sent a reply that could not be read";
+  let json: unknown;
   try {
-    reply = parseKubeQueryReply(
-      route,
-      // A view of the reply's bytes, not a copy (a manifest is ~100 KB).
-      JSON.parse(
-        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
-          'utf8',
-        ),
+    // A view of the reply's bytes, not a copy (a manifest is ~100 KB).
+    json = JSON.parse(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
+        'utf8',
       ),
     );
-  } catch (error) {
+  } catch {
+    // Not its SyntaxError as the cause: V8 quotes the text around the
+    // fault, and the error log is no place for a log line's secret.
     throw agentError(
-      "the cluster's agent sent a reply that could not be read",
-      error,
+      unreadable,
+      new Error(`the reply is not JSON (${bytes.byteLength} bytes)`),
     );
+  }
+  let reply: KubeQueryReply<Q>;
+  try {
+    reply = parseKubeQueryReply(route, json);
+  } catch (error) {
+    throw agentError(unreadable, error);
   }
   if (!reply.ok) {
     throw agentError(sanitizeMessage(reply.error.message || reply.error.code));

@@ -20,6 +20,7 @@ import {
 } from '../../shared/live/kube-query.ts';
 import type { NatsTarget } from '../../shared/nats-login.ts';
 
+/** The reply to send (as JSON, or these bytes as they are), or none. */
 export type Answer = (
   request: KubeQueryRequest,
 ) => unknown | undefined | Promise<unknown | undefined>;
@@ -70,7 +71,8 @@ async function listen(
         requests.push(parsed.data);
         if (answer === undefined) return;
         const reply = await answer(parsed.data);
-        if (reply !== undefined) msg.respond(JSON.stringify(reply));
+        if (reply instanceof Uint8Array) msg.respond(reply);
+        else if (reply !== undefined) msg.respond(JSON.stringify(reply));
       })();
     },
   });

@@ -45,6 +45,7 @@ import {
   tapCommands,
 } from '../../helpers/kube-query-responder.ts';
 import { startNatsServer, type TestNatsServer } from '../../helpers/nats.ts';
+import { captureStdout } from '../sweeps/support.ts';
 
 /** A real Deployment, as the apiserver serves it (with managedFields). */
 const DEPLOYMENT: K8sObject = {
@@ -286,6 +287,14 @@ describe('live routes', () => {
       { answer: () => ({ ok: true, agent_version: 'v0.9.0' }) },
     );
     await addCluster(
+      'not-json',
+      { agent_version: 'v0.9.0' },
+      {
+        answer: () =>
+          new TextEncoder().encode('password=hunter2xyz, not a reply'),
+      },
+    );
+    await addCluster(
       'leaky',
       { agent_version: 'v0.9.0' },
       { answer: leakyAnswer },
@@ -455,6 +464,35 @@ describe('live routes', () => {
       // Assess
       expect(response.status).toBe(502);
       expect(response.body.error.code).toBe('agent_error');
+    });
+  });
+
+  describe('a reply that is not JSON', () => {
+    it('answers 502 agent_error and logs none of its text (the parser quotes what it could not read)', async () => {
+      // Prepare
+      const output = captureStdout();
+      let response: Awaited<ReturnType<typeof get>>;
+      try {
+        // Act
+        response = await get(
+          OPERATOR,
+          'not-json',
+          'logs',
+          'namespace=icx&pod=p',
+        );
+      } finally {
+        output.restore();
+      }
+
+      // Assess
+      expect(response.status).toBe(502);
+      expect(response.body.error.code).toBe('agent_error');
+      expect(JSON.stringify(output.json())).not.toMatch(/hunter2|password=/);
+      expect(JSON.stringify(response.body)).not.toMatch(/hunter2|password=/);
+      const failed = output
+        .json()
+        .find((line) => line.message === 'request failed');
+      expect(JSON.stringify(failed)).toContain('not JSON');
     });
   });
 
