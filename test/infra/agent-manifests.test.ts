@@ -182,5 +182,15 @@ describe('infra/agent manifests', () => {
     expect(
       policy.spec.egress.every((rule: Manifest) => rule.ports.length > 0),
     ).toBe(true);
+    // DNS goes to the kube-dns pods, or to NodeLocal DNSCache's address.
+    const dns = policy.spec.egress.find((rule: Manifest) =>
+      rule.ports.some((p: Manifest) => p.port === 53),
+    );
+    expect(dns.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
+    expect(dns.to).toContainEqual(
+      expect.objectContaining({
+        podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+      }),
+    );
   });
 });
