@@ -13,6 +13,10 @@
  * built by the agent's own code (shared/agent/list.ts, shared/collector/),
  * honouring PROXIMA_K8S_EXCLUDE_NAMESPACES and PROXIMA_K8S_POD_LIMIT, else
  * the built-in realistic fixture, its times rebased to the seeding time.
+ *
+ * The body is gzipped with --gzip, and also when it would not fit the
+ * server's max_payload (NATS's default is 1 MB; a real cluster's inventory
+ * is often more), as the agent always sends it.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -153,7 +157,6 @@ try {
   );
 }
 const json = Buffer.from(JSON.stringify(message));
-const body = values.gzip ? gzipSync(json) : json;
 
 const nats = natsTargetOf(config) ?? {
   url: readLocalNatsUrl(config.DATA_DIR) ?? DEFAULT_NATS_URL,
@@ -171,9 +174,18 @@ try {
     `cannot reach NATS at ${natsUrl} (${(error as Error).message}): is the local stack running (npm start)? Set NATS_URL if it printed another address.`,
   );
 }
+const maxPayload = nc.info?.max_payload ?? Number.POSITIVE_INFINITY;
+const gzipped = values.gzip || json.byteLength > maxPayload;
+const body = gzipped ? gzipSync(json) : json;
+if (body.byteLength > maxPayload) {
+  await nc.close();
+  fail(
+    `the inventory is ${body.byteLength} bytes${gzipped ? ' gzipped' : ''}, over ${natsUrl}'s max_payload of ${maxPayload}: raise the server's max_payload, or lower PROXIMA_K8S_POD_LIMIT`,
+  );
+}
 try {
   const h = headers();
-  if (values.gzip) h.set('Content-Encoding', 'gzip');
+  if (gzipped) h.set('Content-Encoding', 'gzip');
   const ack = await jetstream(nc).publish(subject, body, {
     headers: h,
     timeout: 30_000,
@@ -181,7 +193,7 @@ try {
   console.log(`published ${cluster} (${source})`);
   console.log(`  subject  ${subject}`);
   console.log(
-    `  bytes    ${json.byteLength}${values.gzip ? ` (gzip ${body.byteLength})` : ''}`,
+    `  bytes    ${json.byteLength}${gzipped ? ` (gzip ${body.byteLength}${values.gzip ? '' : `, over the server's max_payload of ${maxPayload} unzipped`})` : ''}`,
   );
   console.log(`  stream   ${ack.stream} seq ${ack.seq}`);
 } catch (error) {

@@ -28,6 +28,8 @@ export interface TestNatsOptions {
   creds?: boolean;
   /** Clients must speak TLS; the certificate chains to the run's own authority. */
   tls?: boolean;
+  /** The server's `max_payload`, in its own syntax (`16KB`); else the local stack's. */
+  maxPayload?: string;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function startNatsServer(
     const server = await spawnNatsServer({
       dataDir: dir,
       port: 0,
+      ...(options.maxPayload ? { maxPayload: options.maxPayload } : {}),
       ...(accounts ? { operator: accounts.operator } : {}),
       ...(certificate
         ? {

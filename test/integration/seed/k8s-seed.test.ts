@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -105,6 +106,46 @@ describe('./scripts/k8s-seed.sh', () => {
       `proxima.acme.production.${agentId}.kubernetes`,
     );
     expect(published.inventory.cluster.name).toBe('k8s-prod');
+  });
+
+  it("gzips an inventory over the server's max_payload, as the agent sends it, and says so when even that does not fit", async () => {
+    // Prepare: NATS's default is 1 MB; the built-in cluster is ~36 KB, ~5 KB
+    // gzipped.
+    const small = await startNatsServer({ maxPayload: '16KB' });
+    const tiny = await startNatsServer({ maxPayload: '2KB' });
+    const smallNc = await connect({ servers: small.url });
+    try {
+      for (const server of [smallNc, await connect({ servers: tiny.url })]) {
+        await (await jetstreamManager(server)).streams.add({
+          name: STREAM,
+          subjects: STREAM_SUBJECTS,
+        });
+        if (server !== smallNc) await server.close();
+      }
+
+      // Act
+      const fits = await seed([], { NATS_URL: small.url });
+      const tooLarge = await seed([], { NATS_URL: tiny.url });
+
+      // Assess
+      expect(fits.code, fits.output).toBe(0);
+      expect(fits.output).toMatch(/over the server's max_payload of 16384/);
+      const jsm = await jetstreamManager(smallNc);
+      const stored = await jsm.streams.getMessage(STREAM, { seq: 1 });
+      expect(stored?.header.get('Content-Encoding')).toBe('gzip');
+      const inventory = JSON.parse(gunzipSync(stored!.data).toString()) as {
+        cluster: { name: string };
+      };
+      expect(inventory.cluster.name).toBe('test-cluster');
+      expect(tooLarge.code).toBe(1);
+      expect(tooLarge.output).toMatch(
+        /the inventory is \d+ bytes gzipped, over nats:\/\/\S+'s max_payload of 2048/,
+      );
+    } finally {
+      await smallNc.close();
+      await small.stop();
+      await tiny.stop();
+    }
   });
 
   it('fails naming the server when NATS_URL reaches none, and refuses a fourth argument', async () => {
