@@ -92,7 +92,9 @@ export interface SnapshotOrder {
 /**
  * Whether `incoming` is newer than the snapshot already `applied` (none: it
  * is). Not newer when its clamped time is not later: an older snapshot
- * delivered late, or a replay of the same one.
+ * delivered late, or a replay of the same one. `applied.streamSeq` is the
+ * latest sequence taken for the cluster (a message skipped as stamped by a
+ * clock that stepped back counts), `applied.stamp` the applied snapshot's.
  *
  * For an agent whose clock runs more than a minute fast, every stamp is
  * clamped to processing time plus a minute, so an older snapshot delivered
@@ -104,19 +106,23 @@ export interface SnapshotOrder {
  * one (the reason for the clamp).
  */
 /**
- * Whether `incoming` came through the stream after the snapshot `applied`
- * (both sequences known). A snapshot not newer by its time but later in the
- * stream was stamped by a clock that stepped back: it is not applied, yet
- * its agent is reporting.
+ * Whether the agent's clock stepped back: `incoming` came through the
+ * stream after the snapshot `applied` (both sequences known) yet is
+ * stamped strictly earlier by the agent's own clock. It is not applied
+ * (not newer), yet its agent is reporting. An equal stamp is a replay (the
+ * same snapshot published again, a retried publish whose first ack was
+ * lost), not news of the agent.
  */
-export function isLaterInStream(
-  applied: { streamSeq: number | null } | undefined,
+export function clockSteppedBack(
+  applied: { stamp: Date | null; streamSeq: number | null } | undefined,
   incoming: SnapshotOrder,
 ): boolean {
   return (
     incoming.streamSeq !== undefined &&
     applied?.streamSeq != null &&
-    incoming.streamSeq > applied.streamSeq
+    applied.stamp !== null &&
+    incoming.streamSeq > applied.streamSeq &&
+    incoming.stamp < applied.stamp
   );
 }
 

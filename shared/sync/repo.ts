@@ -335,6 +335,11 @@ export interface LockedCluster {
   name: string;
   last_snapshot_at: Date | null;
   last_snapshot_stamp: Date | null;
+  /**
+   * The latest stream sequence the sync has taken for the cluster: the
+   * applied snapshots' and those skipped as stamped by a clock that
+   * stepped back (markSnapshotReceived). A message at or below it was seen.
+   */
   last_stream_seq: number | null;
   /** Each kind's digest as last applied (digests.ts kindDigest); null: none. */
   kind_digests: Record<string, string> | null;
@@ -478,17 +483,21 @@ export type ClusterFacts = Omit<Cluster, 'status'> & {
 /**
  * A snapshot received but not applied because its agent's clock stepped
  * back (sync.ts): its agent is reporting, so the stale sweep, which judges
- * silence by last_received_at, leaves it connected.
+ * silence by last_received_at, leaves it connected. Its stream sequence
+ * becomes the cluster's latest (last_stream_seq), so the queue redelivering
+ * the same message is not news again.
  */
 export async function markSnapshotReceived(
   tx: Queryable,
   clusterId: string,
+  streamSeq: number,
 ): Promise<void> {
   await query(
     tx,
-    `update clusters set last_received_at = now(), agent_status = 'connected'
+    `update clusters set last_received_at = now(), agent_status = 'connected',
+       last_stream_seq = greatest(last_stream_seq, $2)
       where id = $1`,
-    [clusterId],
+    [clusterId, streamSeq],
   );
 }
 
@@ -519,7 +528,8 @@ export async function updateClusterAndAsset(
        last_seen_at = greatest(last_seen_at, $18),
        last_received_at = now(),
        last_snapshot_at = greatest(last_snapshot_at, $18),
-       last_snapshot_stamp = $19, last_stream_seq = $20,
+       last_snapshot_stamp = $19,
+       last_stream_seq = greatest(last_stream_seq, $20),
        kind_digests = $23::jsonb, updated_at = now()
      where id = $1
        and case when $24::boolean then true

@@ -20,7 +20,7 @@ import {
 } from '../changes/network-policy-changes.ts';
 import {
   clampSnapshotTime,
-  isLaterInStream,
+  clockSteppedBack,
   isNewerSnapshot,
 } from '../changes/rules.ts';
 import {
@@ -116,7 +116,7 @@ export interface SyncResult {
   clamped: boolean;
   /**
    * Skipped, yet later in the stream than the snapshot applied: the
-   * agent's clock stepped back (isLaterInStream).
+   * agent's clock stepped back (clockSteppedBack).
    */
   clockSteppedBack?: boolean;
   kinds: Partial<Record<KindKey, KindCounts>>;
@@ -273,12 +273,14 @@ export async function syncInventory(
         // stepped back (its pod moved to a node whose clock is behind). Its
         // inventory waits until its stamps pass the applied one, but the
         // agent is reporting, so the stale sweep must not call it silent.
-        const clockSteppedBack = isLaterInStream(applied, order);
-        if (clockSteppedBack) await markSnapshotReceived(tx, cluster.id);
+        const steppedBack = clockSteppedBack(applied, order);
+        if (steppedBack) {
+          await markSnapshotReceived(tx, cluster.id, order.streamSeq as number);
+        }
         return {
           ...base,
           outcome: 'skipped_not_newer' as const,
-          clockSteppedBack,
+          clockSteppedBack: steppedBack,
           kinds: {},
           linkage: { linked: 0, unlinked: 0 },
           facts: {

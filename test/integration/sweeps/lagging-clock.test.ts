@@ -137,7 +137,7 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     expect(response.body.data.lines).toHaveLength(1);
   });
 
-  it('stays connected when its clock steps back: a snapshot later in the stream but stamped before the applied one is skipped, yet counts as received; a replay does not', async () => {
+  it('stays connected when its clock steps back: a snapshot later in the stream but stamped before the applied one is skipped, yet counts as received; a redelivery does not', async () => {
     // Prepare: a snapshot applied (stream sequence 10) that arrived 16
     // minutes ago, then the agent's pod moves to a node whose clock is 20
     // minutes behind.
@@ -184,11 +184,18 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     const sweptAfterIt = await sweep();
     const served = await liveLogs(clusterId);
 
-    // Act: the applied message redelivered (not later in the stream)
+    // Act: the queue redelivering the applied message, then the stepped-back
+    // one: neither is news of the agent.
     await silentFor16Minutes();
     const replayed = await syncInventory(sync, subject, snapshot(appliedAt), {
       streamSeq: 10,
     });
+    const redelivered = await syncInventory(
+      sync,
+      subject,
+      snapshot(new Date(Date.now() - 20 * MINUTE)),
+      { streamSeq: 11 },
+    );
     const sweptAfterReplay = await sweep();
 
     // Assess
@@ -205,6 +212,7 @@ describe('an agent whose clock runs 20 minutes behind', () => {
     expect(row.last_seen_at).toEqual(appliedAt);
     expect(replayed.outcome).toBe('skipped_not_newer');
     expect(replayed.clockSteppedBack).toBe(false);
+    expect(redelivered.clockSteppedBack).toBe(false);
     expect(sweptAfterReplay.clusterIds).toContain(clusterId);
   });
 

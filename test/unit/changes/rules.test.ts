@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   clampSnapshotTime,
+  clockSteppedBack,
   decideFactsAction,
   type FactsAction,
-  isLaterInStream,
   isNewerSnapshot,
   type StoredFacts,
 } from '../../../shared/changes/rules.ts';
@@ -266,10 +266,13 @@ describe('isNewerSnapshot', () => {
 
     // Act & Assess
     expect(isNewerSnapshot(before, steppedBack)).toBe(false);
-    expect(isLaterInStream(before, steppedBack)).toBe(true);
-    expect(isLaterInStream(before, snapshot(20, 25, 10))).toBe(false);
-    expect(isLaterInStream(before, snapshot(15, 25, 9))).toBe(false);
-    expect(isLaterInStream(before, snapshot(0, 25, undefined))).toBe(false);
-    expect(isLaterInStream(undefined, steppedBack)).toBe(false);
+    expect(clockSteppedBack(before, steppedBack)).toBe(true);
+    // The applied message redelivered; the same snapshot published again.
+    expect(clockSteppedBack(before, snapshot(20, 25, 10))).toBe(false);
+    expect(clockSteppedBack(before, snapshot(20, 25, 11))).toBe(false);
+    // An older one delivered late; one that did not come through the stream.
+    expect(clockSteppedBack(before, snapshot(15, 25, 9))).toBe(false);
+    expect(clockSteppedBack(before, snapshot(0, 25, undefined))).toBe(false);
+    expect(clockSteppedBack(undefined, steppedBack)).toBe(false);
   });
 });
